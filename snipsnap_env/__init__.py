@@ -1,0 +1,27 @@
+"""snipsnap: the card game Snip Snap Snorem as a PettingZoo AEC environment, with a fast batched engine.
+
+>>> import snipsnap_env
+>>> env = snipsnap_env.env(num_players=6)
+"""
+
+from .aec import env, raw_env
+from .engine import NUM_ACTIONS, PASS, Deal, IllegalActionError, Match
+from .observation import OBS_DIM
+from .rules import PRESETS, Rules, make_rules
+
+__all__ = ["env", "raw_env", "Deal", "Match", "Rules", "make_rules", "PRESETS", "IllegalActionError",
+           "NUM_ACTIONS", "PASS", "OBS_DIM"]
+__version__ = "0.1.0"
+
+
+def _register_with_pettingzoo() -> None:
+    """``pettingzoo.make("aec", "snipsnap/snipsnap_v0")`` where PettingZoo has a registry (1.26+)."""
+    try:
+        from pettingzoo.env_registry.registration import aec_registry, register
+    except ImportError:  # PettingZoo < 1.26 has no registry
+        return
+    if "snipsnap/snipsnap_v0" not in aec_registry:
+        register("aec", "snipsnap/snipsnap_v0", entry_point="snipsnap_env:env")
+
+
+_register_with_pettingzoo()

@@ -1,0 +1,158 @@
+"""The PettingZoo AEC environment: a thin translator between agents and the engine's seats.
+
+Agent ``player_i`` sits in seat ``i``. Observations and rewards are always from the observed agent's
+side; the mask comes from the engine (the one source of legality).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .engine import NUM_ACTIONS, Match
+from .observation import HIGH, LOW, OBS_DIM, encode
+from .render import table_text
+from .rules import check_num_players, make_rules
+
+RESET_OPTIONS = ("hands", "dealer")
+ILLEGAL_REWARD = -1  # PettingZoo's classic-games convention for an illegal move under env()
+
+
+def env(**kwargs) -> AECEnv:
+    """The wrapped environment (PettingZoo's convention): illegal moves end the game, order is enforced."""
+    wrapped = raw_env(**kwargs)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv, EzPickle):
+    """Snip Snap Snorem for 3–8 players; ``raw_env`` raises :class:`IllegalActionError` on an illegal move."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "snipsnap_v0", "is_parallelizable": False}
+
+    def __init__(self, num_players: int = 6, rules="scarne", num_deals: int = 1, render_mode: str | None = None,
+                 auto_forced: bool = False):
+        EzPickle.__init__(self, num_players, rules, num_deals, render_mode, auto_forced)
+        super().__init__()
+        self.num_players = check_num_players(num_players)
+        self.rules = make_rules(rules)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi'")
+        self.render_mode = render_mode
+        self.auto_forced = bool(auto_forced)
+        self._match = Match(self.rules, self.num_players, num_deals)
+        self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
+        self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self._rng: np.random.Generator | None = None
+        self._last_events: list = []
+
+    @property
+    def match(self) -> Match:
+        """The engine's match: read it, don't change it."""
+        return self._match
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def observe(self, agent) -> dict:
+        seat = self.agent_name_mapping[agent]
+        deal = self._match.deal
+        if seat == deal.to_act and not deal.over:
+            mask = deal.legal_mask()
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        return {"observation": encode(self._match, seat), "action_mask": mask}
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a match. ``options={"hands": [[card ids], ...], "dealer": d}`` plays a given first deal."""
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            warnings.warn(f"reset ignores unknown options {unknown}; known options: {', '.join(RESET_OPTIONS)}")
+        match = self._match
+        self._score_seen = [float(match.rules.starting_chips if match.rules.chips else 0)] * self.num_players
+        events = match.start(self._rng, hands=options.get("hands"), dealer=options.get("dealer"))
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self._last_events = events + (self._play_forced() if self.auto_forced else [])
+        # Chips moved before anyone acts (ante, forced turns) are paid out as rewards with the first step,
+        # so every reward that last() reports is one an agent saw arrive after a step.
+        if match.over:
+            self._finish(self._last_events)
+        else:
+            self.infos = {agent: self._info(self._last_events) for agent in self.agents}
+            self.agent_selection = self.possible_agents[match.deal.to_act]
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        events = self._match.apply(action)
+        if self.auto_forced:
+            events += self._play_forced()
+        self._finish(events)
+        if self.render_mode == "human":
+            self.render()
+
+    def _play_forced(self) -> list:
+        """Play every turn that has exactly one legal action (``auto_forced=True``)."""
+        events = []
+        match = self._match
+        while not match.over:
+            legal = match.deal.legal_actions()
+            if len(legal) != 1:
+                break
+            events += match.apply(legal[0])
+        return events
+
+    def _finish(self, events: list) -> None:
+        """Turn the engine's new state into rewards, terminations, infos and the next agent."""
+        match = self._match
+        score = match.score
+        self.rewards = {agent: float(score[s] - self._score_seen[s]) for s, agent in enumerate(self.agents)}
+        self._score_seen = [float(x) for x in score]
+        self._last_events = events
+        self.infos = {agent: self._info(events) for agent in self.agents}
+        if match.over:
+            self.terminations = {agent: True for agent in self.agents}
+        else:
+            self.agent_selection = self.possible_agents[match.deal.to_act]
+        self._accumulate_rewards()
+
+    def _info(self, events: list) -> dict:
+        return {"events": tuple(events), "chips": dict(zip(self.possible_agents, self._match.chips))}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warnings.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = table_text(self._match, self._last_events)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,117 @@
+"""The observation: one fixed-size float32 vector per (state, observer), the same for 3..8 players.
+
+Seats are written relative to the observer (slot 0 = the observer, slot 1 = their left, …); slots for
+seats the table does not have stay 0 and ``seat_present`` says which exist. One policy serves every
+table size.
+
+=====  ================  ====  =======================================================================
+index  name              size  meaning (scale)
+=====  ================  ====  =======================================================================
+0      hand              13    own cards of each rank, A..K (/4)
+13     played            13    cards of each rank already played (/4)
+26     unseen            13    cards of each rank in other players' hands (/4)
+39     open_rank         13    one-hot rank of the open set; all 0 when the next play is a lead
+52     is_lead           1     1 when no set is open
+53     set_cards         1     cards of the open set played so far (/4)
+54     would_penalise    1     1 if a follow now would penalise the player of the previous card
+55     last_player       8     one-hot relative seat of the player of the open set's latest card
+63     to_act            8     one-hot relative seat of the player to act (all 0 when the game is over)
+71     hand_size         8     cards in each relative seat's hand (/18, the largest possible hand)
+79     score             8     each relative seat's chips won or lost this match (/52); deal points with chips off
+87     seat_present      8     1 for the relative seats the table has
+95     pot               1     chips in the pot (/52)
+96     num_players       6     one-hot N, for N = 3..8
+102    rules             8     chips, penalties, settle_per_card, pass_fee to_pot, pass_fee to_previous,
+                               ante, multi_play, calls coventry
+110    deals_left        1     deals still to play in the match, this one included (/num_deals)
+=====  ================  ====  =======================================================================
+
+Worked example: seat 2 of a 6-player table that holds two sevens sees ``obs[6] == 0.5``; if seat 4 leads
+next, ``obs[63 + 2] == 1`` (seat 4 is two seats to the observer's left).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
+from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+
+MAX_HAND = -(-NUM_CARDS // MIN_PLAYERS)  # 18: the largest hand dealt at a 3-player table
+CHIP_SCALE = 52.0
+
+# (name, size, scale, unbounded); the order is the vector's order.
+_FIELDS = (
+    ("hand", NUM_RANKS, 1 / CARDS_PER_RANK, False),
+    ("played", NUM_RANKS, 1 / CARDS_PER_RANK, False),
+    ("unseen", NUM_RANKS, 1 / CARDS_PER_RANK, False),
+    ("open_rank", NUM_RANKS, 1.0, False),
+    ("is_lead", 1, 1.0, False),
+    ("set_cards", 1, 1 / CARDS_PER_RANK, False),
+    ("would_penalise", 1, 1.0, False),
+    ("last_player", MAX_PLAYERS, 1.0, False),
+    ("to_act", MAX_PLAYERS, 1.0, False),
+    ("hand_size", MAX_PLAYERS, 1 / MAX_HAND, False),
+    ("score", MAX_PLAYERS, 1 / CHIP_SCALE, True),
+    ("seat_present", MAX_PLAYERS, 1.0, False),
+    ("pot", 1, 1 / CHIP_SCALE, True),
+    ("num_players", MAX_PLAYERS - MIN_PLAYERS + 1, 1.0, False),
+    ("rules", 8, 1.0, False),
+    ("deals_left", 1, 1.0, False),
+)
+
+SLICES: dict[str, slice] = {}
+_offset = 0
+for _name, _size, _, _ in _FIELDS:
+    SLICES[_name] = slice(_offset, _offset + _size)
+    _offset += _size
+OBS_DIM = _offset  #: 111
+
+SCALE = np.concatenate([np.full(size, scale, np.float32) for _, size, scale, _ in _FIELDS])
+LOW = np.concatenate([np.full(size, -np.inf if free else 0.0, np.float32) for _, size, _, free in _FIELDS])
+HIGH = np.concatenate([np.full(size, np.inf if free else 1.0, np.float32) for _, size, _, free in _FIELDS])
+LOW[SLICES["pot"]] = 0.0  # the pot is never negative, only unbounded above
+
+
+def rules_features(rules: Rules) -> list[float]:
+    """The 8 rule-option features, in the order of the ``rules`` field."""
+    return [
+        float(rules.chips),
+        float(rules.penalties),
+        float(rules.settle_per_card),
+        float(rules.pass_fee == "to_pot"),
+        float(rules.pass_fee == "to_previous"),
+        float(rules.ante),
+        float(rules.multi_play),
+        float(rules.calls == "coventry"),
+    ]
+
+
+def encode(match, seat: int) -> np.ndarray:
+    """The observation vector of ``seat`` in ``match`` (an :class:`engine.Match`), laid out as above."""
+    deal = match.deal
+    n = match.num_players
+    raw = np.zeros(OBS_DIM, dtype=np.float32)
+    hand = [len(suits) for suits in deal.holding[seat]]
+    raw[SLICES["hand"]] = hand
+    raw[SLICES["played"]] = deal.played
+    raw[SLICES["unseen"]] = [CARDS_PER_RANK - h - p for h, p in zip(hand, deal.played)]
+    seats = [(seat + i) % n for i in range(n)]  # absolute seat of each relative slot
+    if deal.is_lead:
+        raw[SLICES["is_lead"]] = 1
+    else:
+        raw[SLICES["open_rank"].start + deal.open_rank] = 1
+        raw[SLICES["set_cards"]] = deal.played[deal.open_rank]
+        raw[SLICES["would_penalise"]] = deal.is_penalised()
+        raw[SLICES["last_player"].start + (deal.last_player - seat) % n] = 1
+    if not deal.over:
+        raw[SLICES["to_act"].start + (deal.to_act - seat) % n] = 1
+    start = match.rules.starting_chips if match.rules.chips else 0
+    raw[SLICES["hand_size"].start : SLICES["hand_size"].start + n] = [deal.hand_size[s] for s in seats]
+    raw[SLICES["score"].start : SLICES["score"].start + n] = [match.score[s] - start for s in seats]
+    raw[SLICES["seat_present"].start : SLICES["seat_present"].start + n] = 1
+    raw[SLICES["pot"]] = deal.pot
+    raw[SLICES["num_players"].start + n - MIN_PLAYERS] = 1
+    raw[SLICES["rules"]] = rules_features(match.rules)
+    raw[SLICES["deals_left"]] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
+    return raw * SCALE

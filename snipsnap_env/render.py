@@ -1,0 +1,55 @@
+"""The table as text, for ``render_mode="ansi"`` / ``"human"`` and for people reading a game.
+
+Shows the deal, the open set with its calls, the hand of the player to act, every seat's hand size
+and chips, the pot and the latest events.
+"""
+
+from __future__ import annotations
+
+from .cards import RANK_NAMES, card_name
+from .engine import Match
+from .events import Event, EventKind
+
+
+def open_set_text(match: Match) -> str:
+    """The open set's cards and calls, or who leads next."""
+    deal = match.deal
+    if deal.over:
+        return f"Deal over: player_{deal.winner} went out."
+    if deal.is_lead:
+        return f"No set open: player_{deal.to_act} leads."
+    cards = []
+    for event in reversed(deal.events):
+        if event.kind in (EventKind.LEAD, EventKind.PLAY) and event.card % 13 == deal.open_rank:
+            cards.append(f"{card_name(event.card)} by player_{event.seat}" + (f" ({event.call})" if event.call else ""))
+            if event.kind is EventKind.LEAD:
+                break
+    rank = RANK_NAMES[deal.open_rank]
+    return f"Open set of {rank}s, {deal.played[deal.open_rank]} of 4 played: " + ", ".join(reversed(cards))
+
+
+def table_text(match: Match, last_events: list[Event] = ()) -> str:
+    """A multi-line picture of the table."""
+    deal = match.deal
+    n = match.num_players
+    lines = [
+        f"Snip Snap Snorem: {n} players, deal {min(match.deals_played + 1, match.num_deals)} of "
+        f"{match.num_deals}, dealer player_{deal.dealer}",
+        open_set_text(match),
+    ]
+    if not deal.over:
+        hand = " ".join(card_name(c) for c in deal.hand(deal.to_act))
+        lines.append(f"player_{deal.to_act} to act, holds: {hand}")
+    score_name = "chips" if match.rules.chips else "points"
+    lines.append(f"{'seat':<10}{'cards':>6}{score_name:>9}")
+    for seat in range(n):
+        marks = ("*" if seat == deal.to_act and not deal.over else " ") + ("D" if seat == deal.dealer else " ")
+        score = match.score[seat]
+        shown = f"{score:>9}" if match.rules.chips else f"{score:>9.2f}"
+        lines.append(f"player_{seat:<3}{marks:<3}{deal.hand_size[seat]:>6}{shown}")
+    if match.rules.chips:
+        lines.append(f"pot: {deal.pot}")
+    if last_events:
+        lines.append("last events:")
+        lines.extend(f"  {event}" for event in last_events)
+    return "\n".join(lines)

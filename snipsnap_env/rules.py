@@ -1,0 +1,102 @@
+"""Rule options and named presets (RULES.md §4).
+
+``Rules`` holds the variant options only; the number of players is a property of the table and is
+checked by :func:`check_num_players`, so one ``Rules`` value serves every table size.
+
+>>> make_rules("parlett").pass_fee
+'to_previous'
+>>> make_rules("scarne", ante=1).ante
+1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+MIN_PLAYERS = 3
+MAX_PLAYERS = 8
+
+PASS_FEES = ("none", "to_pot", "to_previous")
+CALL_STYLES = ("snip", "coventry")
+
+
+def _check_choice(name: str, value, allowed: tuple, bool_only: bool = False) -> None:
+    ok = isinstance(value, bool) if bool_only else (value in allowed and type(value) is type(allowed[0]))
+    if not ok:
+        shown = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"rules option {name!r} got {value!r}; allowed: {shown}")
+
+
+def _check_option_names(options: dict) -> None:
+    known = [f.name for f in dataclasses.fields(Rules)]
+    for name in options:
+        if name not in known:
+            raise ValueError(f"unknown rules option {name!r}; known options: {', '.join(known)}")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every variant option of RULES.md §4; the defaults are the base (``scarne``) rules.
+
+    With ``chips`` off, the chip options (penalties, settlement, pass fee, ante) have no effect: the
+    first player out wins the deal, scored +1 and −1/(N−1) for everyone else.
+    """
+
+    chips: bool = True  #: play for chips; off = first out wins, nothing else
+    penalties: bool = True  #: snipped / snapped / snoremed pay 1 / 2 / 3 into the pot
+    settle_per_card: int = 1  #: chips each loser pays the winner per card left in hand (0 or 1)
+    pass_fee: str = "none"  #: "none", "to_pot" or "to_previous" (1 chip per pass)
+    ante: int = 0  #: 0, or 1: each player antes 1 per deal, plus 1 more if dealt fewer cards
+    multi_play: bool = False  #: a player plays every card of the rank they hold at once
+    calls: str = "snip"  #: "snip" (Snip, Snap, Snorem) or "coventry" (Earl of Coventry rhymes)
+    starting_chips: int = 100  #: every player's chips at the start of a match
+
+    def __post_init__(self) -> None:
+        for name in ("chips", "penalties", "multi_play"):
+            _check_choice(name, getattr(self, name), (False, True), bool_only=True)
+        _check_choice("settle_per_card", self.settle_per_card, (0, 1))
+        _check_choice("ante", self.ante, (0, 1))
+        _check_choice("pass_fee", self.pass_fee, PASS_FEES)
+        _check_choice("calls", self.calls, CALL_STYLES)
+        if isinstance(self.starting_chips, bool) or not isinstance(self.starting_chips, int):
+            raise ValueError(f"rules option 'starting_chips' got {self.starting_chips!r}; allowed: an integer")
+
+    def replace(self, **changes) -> "Rules":
+        """A copy with some options changed; unknown option names are an error."""
+        _check_option_names(changes)
+        return dataclasses.replace(self, **changes)
+
+
+PRESETS: dict[str, Rules] = {
+    "scarne": Rules(),
+    "kids": Rules(chips=False),
+    "kids_settle": Rules(penalties=False),
+    "wiswell": Rules(penalties=False, settle_per_card=0, pass_fee="to_pot"),
+    "parlett": Rules(pass_fee="to_previous"),
+    "bicycle": Rules(ante=1, pass_fee="to_pot"),
+    "pairs": Rules(multi_play=True),
+    "earl_of_coventry": Rules(calls="coventry", chips=False),
+}
+
+
+def make_rules(rules: "str | Rules | None" = "scarne", **overrides) -> Rules:
+    """A ``Rules`` from a preset name or a ``Rules`` value, with optional option overrides."""
+    if rules is None:
+        rules = "scarne"
+    if isinstance(rules, str):
+        if rules not in PRESETS:
+            raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+        rules = PRESETS[rules]
+    elif not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a preset name or a Rules value, got {type(rules).__name__} {rules!r}")
+    return rules.replace(**overrides) if overrides else rules
+
+
+def check_num_players(num_players) -> int:
+    """Return ``num_players`` if it is a whole number in 3..8, else raise a clear error."""
+    if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
+        MIN_PLAYERS <= num_players <= MAX_PLAYERS
+    ):
+        raise ValueError(f"num_players got {num_players!r}; allowed: an integer from {MIN_PLAYERS} to {MAX_PLAYERS}")
+    return num_players

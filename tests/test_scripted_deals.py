@@ -1,0 +1,185 @@
+"""Hand-built deals as tables: explicit hands and actions → expected events and chip changes.
+
+Three players, dealer = seat 2, so seat 0 leads; every card not listed goes to seat 2.
+Actions: 0..12 play that rank (A = 0, 2 = 1, …), P = pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from snipsnap_env.cards import hands_from_names as build_hands
+from snipsnap_env.engine import PASS as P
+from snipsnap_env.engine import Deal
+from snipsnap_env.rules import make_rules
+
+A, TWO = 0, 1
+
+# Snip, Snap and Snorem on three consecutive turns; seat 0 then goes out by leading its last card.
+IN_A_ROW = {0: "AC AS 2C", 1: "AD 3C", 2: "AH"}
+IN_A_ROW_ACTIONS = [A, A, A, A, TWO]
+# Seat 2 plays three aces of one set, each after a lap of passes; then it is snipped by the winning card.
+LAPS = {0: "AC 2C", 1: "4C"}
+LAPS_ACTIONS = [A, P, A, P, P, A, P, P, A, TWO, TWO]
+# Seat 1 goes out by a follow in the middle of a set, snipping the leader with its winning card.
+OUT_BY_FOLLOW = {0: "AC 2C 3C", 1: "AD"}
+
+CASES = [
+    ("snip snap snorem in a row, out by a lead", "scarne", IN_A_ROW, IN_A_ROW_ACTIONS, [
+        "player_0 leads AC",
+        "player_1 plays AD: Snip!", "player_0 is snipped: pays 1 chip into the pot",
+        "player_2 plays AH: Snap!", "player_1 is snapped: pays 2 chips into the pot",
+        "player_0 plays AS: Snorem!", "player_2 is snoremed: pays 3 chips into the pot",
+        "player_0 leads 2C",
+        "player_0 is out of cards and wins the deal",
+        "player_0 takes the pot of 6 chips",
+        "player_1 pays 1 chip to player_0 (cards left)",
+        "player_2 pays 46 chips to player_0 (cards left)",
+    ], [52, -3, -49]),
+    ("passes cancel penalties; one player plays three cards of a set", "scarne", LAPS, LAPS_ACTIONS, [
+        "player_0 leads AC", "player_1 passes", "player_2 plays AD: Snip!",
+        "player_0 passes", "player_1 passes", "player_2 plays AH: Snap!",
+        "player_0 passes", "player_1 passes", "player_2 plays AS: Snorem!",
+        "player_2 leads 2D", "player_0 plays 2C: Snip!", "player_2 is snipped: pays 1 chip into the pot",
+        "player_0 is out of cards and wins the deal",
+        "player_0 takes the pot of 1 chip",
+        "player_1 pays 1 chip to player_0 (cards left)",
+        "player_2 pays 45 chips to player_0 (cards left)",
+    ], [47, -1, -46]),
+    ("out by a follow mid-set; the winning card's penalty is paid first", "scarne", OUT_BY_FOLLOW, [A, A], [
+        "player_0 leads AC", "player_1 plays AD: Snip!", "player_0 is snipped: pays 1 chip into the pot",
+        "player_1 is out of cards and wins the deal",
+        "player_1 takes the pot of 1 chip",
+        "player_2 pays 48 chips to player_1 (cards left)",
+        "player_0 pays 2 chips to player_1 (cards left)",
+    ], [-3, 51, -48]),
+    ("kids: chips off, first out wins", "kids", IN_A_ROW, IN_A_ROW_ACTIONS, [
+        "player_0 leads AC", "player_1 plays AD: Snip!", "player_2 plays AH: Snap!",
+        "player_0 plays AS: Snorem!", "player_0 leads 2C", "player_0 is out of cards and wins the deal",
+    ], [0, 0, 0]),
+    ("kids_settle: no penalties, only the cards-left settlement", "kids_settle", IN_A_ROW, IN_A_ROW_ACTIONS, [
+        "player_0 leads AC", "player_1 plays AD: Snip!", "player_2 plays AH: Snap!",
+        "player_0 plays AS: Snorem!", "player_0 leads 2C", "player_0 is out of cards and wins the deal",
+        "player_1 pays 1 chip to player_0 (cards left)",
+        "player_2 pays 46 chips to player_0 (cards left)",
+    ], [47, -1, -46]),
+    ("wiswell: every pass pays 1 into the pot; no penalties, no settlement", "wiswell", LAPS, LAPS_ACTIONS, [
+        "player_0 leads AC", "player_1 passes", "player_1 pays 1 chip to the pot (pass fee)",
+        "player_2 plays AD: Snip!",
+        "player_0 passes", "player_0 pays 1 chip to the pot (pass fee)",
+        "player_1 passes", "player_1 pays 1 chip to the pot (pass fee)",
+        "player_2 plays AH: Snap!",
+        "player_0 passes", "player_0 pays 1 chip to the pot (pass fee)",
+        "player_1 passes", "player_1 pays 1 chip to the pot (pass fee)",
+        "player_2 plays AS: Snorem!", "player_2 leads 2D", "player_0 plays 2C: Snip!",
+        "player_0 is out of cards and wins the deal", "player_0 takes the pot of 5 chips",
+    ], [3, -3, 0]),
+    ("parlett: every pass pays 1 to the player of the set's latest card", "parlett", LAPS, LAPS_ACTIONS, [
+        "player_0 leads AC", "player_1 passes", "player_1 pays 1 chip to player_0 (pass fee)",
+        "player_2 plays AD: Snip!",
+        "player_0 passes", "player_0 pays 1 chip to player_2 (pass fee)",
+        "player_1 passes", "player_1 pays 1 chip to player_2 (pass fee)",
+        "player_2 plays AH: Snap!",
+        "player_0 passes", "player_0 pays 1 chip to player_2 (pass fee)",
+        "player_1 passes", "player_1 pays 1 chip to player_2 (pass fee)",
+        "player_2 plays AS: Snorem!", "player_2 leads 2D",
+        "player_0 plays 2C: Snip!", "player_2 is snipped: pays 1 chip into the pot",
+        "player_0 is out of cards and wins the deal", "player_0 takes the pot of 1 chip",
+        "player_1 pays 1 chip to player_0 (cards left)",
+        "player_2 pays 45 chips to player_0 (cards left)",
+    ], [46, -4, -42]),
+    ("bicycle: ante 1, 1 more if dealt fewer cards; passes pay the pot", "bicycle", LAPS, LAPS_ACTIONS, [
+        "player_0 pays 2 chips to the pot (ante)", "player_1 pays 2 chips to the pot (ante)",
+        "player_2 pays 1 chip to the pot (ante)",
+        "player_0 leads AC", "player_1 passes", "player_1 pays 1 chip to the pot (pass fee)",
+        "player_2 plays AD: Snip!",
+        "player_0 passes", "player_0 pays 1 chip to the pot (pass fee)",
+        "player_1 passes", "player_1 pays 1 chip to the pot (pass fee)",
+        "player_2 plays AH: Snap!",
+        "player_0 passes", "player_0 pays 1 chip to the pot (pass fee)",
+        "player_1 passes", "player_1 pays 1 chip to the pot (pass fee)",
+        "player_2 plays AS: Snorem!", "player_2 leads 2D",
+        "player_0 plays 2C: Snip!", "player_2 is snipped: pays 1 chip into the pot",
+        "player_0 is out of cards and wins the deal", "player_0 takes the pot of 11 chips",
+        "player_1 pays 1 chip to player_0 (cards left)",
+        "player_2 pays 45 chips to player_0 (cards left)",
+    ], [53, -6, -47]),
+    ("pairs: a player plays every card of the rank at once; a batch is judged on its first card",
+     "pairs", {0: "AC AD 2C", 1: "AH 3C", 2: "AS 2D 2H 2S"}, [A, A, A, TWO, TWO], [
+        "player_0 leads AC", "player_0 plays AD: Snip!",
+        "player_1 plays AH: Snap!", "player_0 is snapped: pays 2 chips into the pot",
+        "player_2 plays AS: Snorem!", "player_1 is snoremed: pays 3 chips into the pot",
+        "player_2 leads 2D", "player_2 plays 2H: Snip!", "player_2 plays 2S: Snap!",
+        "player_0 plays 2C: Snorem!", "player_2 is snoremed: pays 3 chips into the pot",
+        "player_0 is out of cards and wins the deal", "player_0 takes the pot of 8 chips",
+        "player_1 pays 1 chip to player_0 (cards left)",
+        "player_2 pays 43 chips to player_0 (cards left)",
+    ], [50, -4, -46]),
+    ("earl_of_coventry: the rhymes are the calls", "earl_of_coventry", IN_A_ROW, IN_A_ROW_ACTIONS, [
+        "player_0 leads AC: There's as good as A can be",
+        "player_1 plays AD: There's a A as good as he",
+        "player_2 plays AH: There's the best of all the three",
+        "player_0 plays AS: And there's the Earl of Coventry",
+        "player_0 leads 2C: There's as good as 2 can be",
+        "player_0 is out of cards and wins the deal",
+    ], [0, 0, 0]),
+]
+
+
+@pytest.mark.parametrize("name, preset, explicit, actions, expected_events, chip_change", CASES,
+                         ids=[case[0] for case in CASES])
+def test_scripted_deal(name, preset, explicit, actions, expected_events, chip_change):
+    chips = [100, 100, 100]
+    deal = Deal(make_rules(preset), build_hands(3, explicit, rest=2), dealer=2, chips=chips)
+    for action in actions:
+        assert not deal.over
+        deal.apply(action)
+    assert deal.over
+    assert [str(e) for e in deal.events[1:]] == expected_events  # events[0] is "player_2 deals"
+    assert [c - 100 for c in chips] == chip_change
+    assert deal.pot == 0 and sum(chips) == 300
+
+
+def test_follow_is_forced_and_lead_is_free():
+    deal = Deal(make_rules(), build_hands(3, IN_A_ROW, rest=2), dealer=2, chips=[100] * 3)
+    assert deal.legal_actions() == [A, TWO]  # a lead: any rank held, never a pass
+    deal.apply(A)
+    assert deal.legal_actions() == [A]  # seat 1 holds AD: must follow
+    deal.apply(A)
+    deal.apply(A)
+    assert deal.legal_actions() == [A]  # seat 0 holds AS: must follow, even having led the set
+
+
+def test_holder_without_the_rank_must_pass():
+    deal = Deal(make_rules(), build_hands(3, LAPS, rest=2), dealer=2, chips=[100] * 3)
+    deal.apply(A)
+    assert deal.legal_actions() == [P]
+
+
+def test_the_closing_player_leads_next():
+    deal = Deal(make_rules(), build_hands(3, LAPS, rest=2), dealer=2, chips=[100] * 3)
+    for action in LAPS_ACTIONS[:9]:
+        deal.apply(action)
+    assert deal.is_lead and deal.to_act == 2 and deal.played[A] == 4
+
+
+def test_ante_with_a_real_deal_charges_the_short_hands():
+    from snipsnap_env.cards import deal_pack
+
+    hands = deal_pack(list(range(52)), 3, dealer=2)  # seat 0 (dealer's left) gets the 18th card
+    assert [len(h) for h in hands] == [18, 17, 17]
+    deal = Deal(make_rules("bicycle"), hands, dealer=2, chips=[100] * 3)
+    assert [str(e) for e in deal.events[1:]] == [
+        "player_0 pays 1 chip to the pot (ante)",
+        "player_1 pays 2 chips to the pot (ante)",
+        "player_2 pays 2 chips to the pot (ante)",
+    ]
+    assert deal.pot == 5
+
+
+def test_deal_pack_starts_left_of_dealer_and_gives_extras_there():
+    from snipsnap_env.cards import deal_pack
+
+    hands = deal_pack(list(range(52)), 5, dealer=3)
+    assert hands[4][0] == 0 and hands[0][0] == 1  # first card to the dealer's left
+    assert [len(h) for h in hands] == [11, 10, 10, 10, 11]  # 52 mod 5 = 2 extras: seats 4 and 0
