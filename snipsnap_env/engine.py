@@ -252,6 +252,8 @@ class Match:
     def _start_deal(self, dealer: int, hands=None) -> list[Event]:
         if hands is None:
             hands = deal_pack(shuffled_pack(self.rng), self.num_players, dealer)
+        else:
+            hands = check_hands(hands, self.num_players)
         self.deal = Deal(self.rules, hands, dealer, self.chips)
         return list(self.deal.events)
 

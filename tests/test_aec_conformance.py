@@ -1,0 +1,81 @@
+"""PettingZoo's own conformance tests for every preset, 3..8 players, plain and auto_forced."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import snipsnap_env
+from snipsnap_env.rules import PRESETS
+
+PLAYER_COUNTS = range(3, 9)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_known_warnings():
+    # api_test resets with options={"options": 1} on purpose; the env warns that it ignores it. The other two
+    # are api_test's generic remarks on Dict observations, which PettingZoo's own card games get as well.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="reset ignores unknown options")
+        warnings.filterwarnings("ignore", message="Observation space for each agent probably should be")
+        warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
+        yield
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+@pytest.mark.parametrize("auto_forced", [False, True])
+def test_api(preset, num_players, auto_forced):
+    api_test(snipsnap_env.env(num_players=num_players, rules=preset, auto_forced=auto_forced), num_cycles=300)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+def test_seed(preset, num_players):
+    seed_test(functools.partial(snipsnap_env.env, num_players=num_players, rules=preset, num_deals=2), num_cycles=300)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+def test_render(preset, num_players, capsys):
+    render_test(functools.partial(snipsnap_env.env, num_players=num_players, rules=preset),
+                custom_tests={"ansi": lambda text: "Snip Snap Snorem" in text and "player_0" in text})
+    assert "Snip Snap Snorem" in capsys.readouterr().out  # human mode printed the table
+
+
+def test_raw_env_passes_api_test_too():
+    api_test(snipsnap_env.raw_env(num_players=6), num_cycles=300)
+
+
+def _observation_stream(num_players: int, preset: str, seed: int) -> list:
+    env = snipsnap_env.env(num_players=num_players, rules=preset)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    stream = []
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        stream.append((agent, obs["observation"].tobytes(), reward))
+        action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+    return stream
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_same_seed_same_game_over_many_seeds(preset):
+    for seed in range(15):
+        num_players = 3 + seed % 6
+        assert _observation_stream(num_players, preset, seed) == _observation_stream(num_players, preset, seed)
+
+
+def test_pettingzoo_registry_makes_the_env():
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "make"):
+        pytest.skip("this PettingZoo has no registry")
+    env = pettingzoo.make("aec", "snipsnap/snipsnap_v0", num_players=4)
+    env.reset(seed=0)
+    assert env.possible_agents == [f"player_{i}" for i in range(4)]
