@@ -12,12 +12,12 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from .engine import NUM_ACTIONS, Match
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
+from .wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 
 RESET_OPTIONS = ("hands", "dealer")
 ILLEGAL_REWARD = -1  # PettingZoo's classic-games convention for an illegal move under env()
@@ -26,9 +26,9 @@ ILLEGAL_REWARD = -1  # PettingZoo's classic-games convention for an illegal move
 def env(**kwargs) -> AECEnv:
     """The wrapped environment (PettingZoo's convention): illegal moves end the game, order is enforced."""
     wrapped = raw_env(**kwargs)
-    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    wrapped = TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
+    wrapped = AssertOutOfBoundsWrapper(wrapped)
+    return OrderEnforcingWrapper(wrapped)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -100,7 +100,7 @@ class raw_env(AECEnv, EzPickle):
         if match.over:
             self._finish(self._last_events)
         else:
-            self.infos = {agent: self._info(self._last_events) for agent in self.agents}
+            self._set_infos(self._last_events)
             self.agent_selection = self.possible_agents[match.deal.to_act]
 
     def step(self, action) -> None:
@@ -134,15 +134,17 @@ class raw_env(AECEnv, EzPickle):
         self.rewards = {agent: float(score[s] - self._score_seen[s]) for s, agent in enumerate(self.agents)}
         self._score_seen = [float(x) for x in score]
         self._last_events = events
-        self.infos = {agent: self._info(events) for agent in self.agents}
+        self._set_infos(events)
         if match.over:
             self.terminations = {agent: True for agent in self.agents}
         else:
             self.agent_selection = self.possible_agents[match.deal.to_act]
         self._accumulate_rewards()
 
-    def _info(self, events: list) -> dict:
-        return {"events": tuple(events), "chips": dict(zip(self.possible_agents, self._match.chips))}
+    def _set_infos(self, events: list) -> None:
+        """Every agent's info: the events of the last step and the chip totals (one shared dict)."""
+        info = {"events": tuple(events), "chips": dict(zip(self.possible_agents, self._match.chips))}
+        self.infos = dict.fromkeys(self.agents, info)
 
     def render(self) -> str | None:
         if self.render_mode is None:

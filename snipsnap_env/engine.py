@@ -24,6 +24,7 @@ from .rules import Rules, check_num_players
 PASS = NUM_RANKS  #: the pass action; 0..12 play a card of that rank
 NUM_ACTIONS = NUM_RANKS + 1
 NO_RANK = -1  #: ``open_rank`` when no set is open (the next play is a lead)
+_ONE_ACTION = np.eye(NUM_ACTIONS, dtype=np.int8)
 
 
 class IllegalActionError(ValueError):
@@ -114,9 +115,11 @@ class Deal:
 
     def legal_mask(self) -> np.ndarray:
         """The legal actions as an int8 vector of length 14 (all zero once the deal is over)."""
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        mask[self.legal_actions()] = 1
-        return mask
+        if self.over or self.is_lead:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[self.legal_actions()] = 1
+            return mask
+        return _ONE_ACTION[self.legal_actions()[0]].copy()  # a follow or a pass: one legal action
 
     # ---- a turn -----------------------------------------------------------------------------------
     def apply(self, action: int) -> list[Event]:

@@ -32,6 +32,8 @@ next, ``obs[63 + 2] == 1`` (seat 4 is two seats to the observer's left).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
@@ -73,9 +75,10 @@ HIGH = np.concatenate([np.full(size, np.inf if free else 1.0, np.float32) for _,
 LOW[SLICES["pot"]] = 0.0  # the pot is never negative, only unbounded above
 
 
-def rules_features(rules: Rules) -> list[float]:
+@functools.lru_cache(maxsize=None)
+def rules_features(rules: Rules) -> tuple[float, ...]:
     """The 8 rule-option features, in the order of the ``rules`` field."""
-    return [
+    return (
         float(rules.chips),
         float(rules.penalties),
         float(rules.settle_per_card),
@@ -84,34 +87,51 @@ def rules_features(rules: Rules) -> list[float]:
         float(rules.ante),
         float(rules.multi_play),
         float(rules.calls == "coventry"),
-    ]
+    )
+
+
+def _at(name: str, index: int = 0) -> int:
+    return SLICES[name].start + index
 
 
 def encode(match, seat: int) -> np.ndarray:
     """The observation vector of ``seat`` in ``match`` (an :class:`engine.Match`), laid out as above."""
+    # Filled as a Python list and converted once: this runs on every observe(), and list writes are far
+    # cheaper than numpy element writes.
     deal = match.deal
     n = match.num_players
-    raw = np.zeros(OBS_DIM, dtype=np.float32)
+    raw = [0.0] * OBS_DIM
     hand = [len(suits) for suits in deal.holding[seat]]
-    raw[SLICES["hand"]] = hand
-    raw[SLICES["played"]] = deal.played
-    raw[SLICES["unseen"]] = [CARDS_PER_RANK - h - p for h, p in zip(hand, deal.played)]
-    seats = [(seat + i) % n for i in range(n)]  # absolute seat of each relative slot
+    raw[_HAND] = hand
+    raw[_PLAYED] = deal.played
+    raw[_UNSEEN] = [CARDS_PER_RANK - h - p for h, p in zip(hand, deal.played)]
     if deal.is_lead:
-        raw[SLICES["is_lead"]] = 1
+        raw[_IS_LEAD] = 1.0
     else:
-        raw[SLICES["open_rank"].start + deal.open_rank] = 1
-        raw[SLICES["set_cards"]] = deal.played[deal.open_rank]
-        raw[SLICES["would_penalise"]] = deal.is_penalised()
-        raw[SLICES["last_player"].start + (deal.last_player - seat) % n] = 1
+        raw[_OPEN_RANK + deal.open_rank] = 1.0
+        raw[_SET_CARDS] = deal.played[deal.open_rank]
+        raw[_WOULD_PENALISE] = float(deal.is_penalised())
+        raw[_LAST_PLAYER + (deal.last_player - seat) % n] = 1.0
     if not deal.over:
-        raw[SLICES["to_act"].start + (deal.to_act - seat) % n] = 1
+        raw[_TO_ACT + (deal.to_act - seat) % n] = 1.0
     start = match.rules.starting_chips if match.rules.chips else 0
-    raw[SLICES["hand_size"].start : SLICES["hand_size"].start + n] = [deal.hand_size[s] for s in seats]
-    raw[SLICES["score"].start : SLICES["score"].start + n] = [match.score[s] - start for s in seats]
-    raw[SLICES["seat_present"].start : SLICES["seat_present"].start + n] = 1
-    raw[SLICES["pot"]] = deal.pot
-    raw[SLICES["num_players"].start + n - MIN_PLAYERS] = 1
-    raw[SLICES["rules"]] = rules_features(match.rules)
-    raw[SLICES["deals_left"]] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
-    return raw * SCALE
+    score, hand_size = match.score, deal.hand_size
+    seats = _RELATIVE_SEATS[n][seat]  # absolute seat of each relative slot
+    raw[_HAND_SIZE : _HAND_SIZE + n] = [hand_size[s] for s in seats]
+    raw[_SCORE : _SCORE + n] = [score[s] - start for s in seats]
+    raw[_SEAT_PRESENT : _SEAT_PRESENT + n] = _ONES[:n]
+    raw[_POT] = deal.pot
+    raw[_NUM_PLAYERS + n - MIN_PLAYERS] = 1.0
+    raw[_RULES] = rules_features(match.rules)
+    raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
+    obs = np.array(raw, dtype=np.float32)
+    obs *= SCALE
+    return obs
+
+
+_RELATIVE_SEATS = {n: [[(seat + i) % n for i in range(n)] for seat in range(n)] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+_ONES = [1.0] * MAX_PLAYERS
+_HAND, _PLAYED, _UNSEEN, _RULES = SLICES["hand"], SLICES["played"], SLICES["unseen"], SLICES["rules"]
+_OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = _at("open_rank"), _at("is_lead"), _at("set_cards"), _at("would_penalise")
+_LAST_PLAYER, _TO_ACT, _HAND_SIZE, _SCORE = _at("last_player"), _at("to_act"), _at("hand_size"), _at("score")
+_SEAT_PRESENT, _POT, _NUM_PLAYERS, _DEALS_LEFT = _at("seat_present"), _at("pot"), _at("num_players"), _at("deals_left")

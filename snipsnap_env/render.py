@@ -6,7 +6,7 @@ and chips, the pot and the latest events.
 
 from __future__ import annotations
 
-from .cards import RANK_NAMES, card_name
+from .cards import RANK_NAMES, card_name, rank_of
 from .engine import Match
 from .events import Event, EventKind
 
@@ -20,7 +20,7 @@ def open_set_text(match: Match) -> str:
         return f"No set open: player_{deal.to_act} leads."
     cards = []
     for event in reversed(deal.events):
-        if event.kind in (EventKind.LEAD, EventKind.PLAY) and event.card % 13 == deal.open_rank:
+        if event.kind in (EventKind.LEAD, EventKind.PLAY) and rank_of(event.card) == deal.open_rank:
             cards.append(f"{card_name(event.card)} by player_{event.seat}" + (f" ({event.call})" if event.call else ""))
             if event.kind is EventKind.LEAD:
                 break
@@ -38,15 +38,15 @@ def table_text(match: Match, last_events: list[Event] = ()) -> str:
         open_set_text(match),
     ]
     if not deal.over:
-        hand = " ".join(card_name(c) for c in deal.hand(deal.to_act))
+        hand = " ".join(card_name(c) for c in sorted(deal.hand(deal.to_act), key=lambda c: (rank_of(c), c)))
         lines.append(f"player_{deal.to_act} to act, holds: {hand}")
     score_name = "chips" if match.rules.chips else "points"
-    lines.append(f"{'seat':<10}{'cards':>6}{score_name:>9}")
+    lines.append(f"{'seat (*to act, D dealer)':<25}{'cards':>6}{score_name:>9}")
     for seat in range(n):
         marks = ("*" if seat == deal.to_act and not deal.over else " ") + ("D" if seat == deal.dealer else " ")
         score = match.score[seat]
         shown = f"{score:>9}" if match.rules.chips else f"{score:>9.2f}"
-        lines.append(f"player_{seat:<3}{marks:<3}{deal.hand_size[seat]:>6}{shown}")
+        lines.append(f"{f'player_{seat}':<10}{marks:<15}{deal.hand_size[seat]:>6}{shown}")
     if match.rules.chips:
         lines.append(f"pot: {deal.pot}")
     if last_events:

@@ -1,0 +1,1 @@
+"""Command-line jobs: training, evaluation and benchmarks (``python -m train.<job>``)."""
