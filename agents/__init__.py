@@ -1,0 +1,36 @@
+"""Policies for Snip Snap Snorem and a registry by name: ``agents.make("most_copies", seed=0)``.
+
+>>> import agents
+>>> sorted(agents.names())
+['control', 'fewest_copies', 'most_copies', 'ppo', 'random']
+"""
+
+from __future__ import annotations
+
+from .base import Policy
+from .scripted import Control, FewestCopies, MostCopies, RandomPolicy
+
+_REGISTRY = {cls.name: cls for cls in (RandomPolicy, MostCopies, FewestCopies, Control)}
+
+
+def _make_ppo(**kwargs) -> Policy:
+    from .ppo import PPOPolicy  # needs the training extras (torch, sb3-contrib); imported only when asked
+
+    return PPOPolicy(**kwargs)
+
+
+def names() -> list[str]:
+    """The names ``make`` accepts."""
+    return [*_REGISTRY, "ppo"]
+
+
+def make(name: str, **kwargs) -> Policy:
+    """A policy by name; keyword arguments go to its constructor (``seed``, and ``path`` for ``ppo``)."""
+    if name == "ppo":
+        return _make_ppo(**kwargs)
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(names())}")
+    return _REGISTRY[name](**kwargs)
+
+
+__all__ = ["Policy", "make", "names", "RandomPolicy", "MostCopies", "FewestCopies", "Control"]

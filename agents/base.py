@@ -1,0 +1,53 @@
+"""The policy interface: observations (+ masks) in, legal actions out, for one game or a batch.
+
+Every policy implements ``act_batch(obs, mask)`` on arrays of shape (B, 111) and (B, 14) — the layout of
+``snipsnap_env.observation`` — so the same object plays the AEC env (one observation dict at a time,
+through ``__call__``) and the batched engine (thousands of games per call). Randomness comes from the
+policy's own ``numpy.random.Generator``, seeded at construction; no policy touches global random state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snipsnap_env.engine import NUM_ACTIONS
+
+
+class Policy:
+    """Base class: subclasses implement :meth:`act_batch`."""
+
+    name = "policy"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One legal action per row of ``obs`` (B, 111) given ``mask`` (B, 14)."""
+        raise NotImplementedError
+
+    def __call__(self, observation: dict) -> int:
+        """The action for one AEC observation dict ``{"observation": ..., "action_mask": ...}``."""
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None, :]
+        mask = np.asarray(observation["action_mask"])[None, :]
+        return int(self.act_batch(obs, mask)[0])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def check_masks(mask: np.ndarray) -> np.ndarray:
+    """``mask`` as a bool array of shape (B, 14), with a clear error for a row with no legal action."""
+    mask = np.asarray(mask).astype(bool)
+    if mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
+        raise ValueError(f"action masks must have shape (batch, {NUM_ACTIONS}), got {mask.shape}")
+    empty = np.flatnonzero(~mask.any(axis=1))
+    if empty.size:
+        raise ValueError(f"rows {empty[:10].tolist()} of the action mask allow no action; nobody is to act there")
+    return mask
+
+
+def argmax_legal(scores: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, the legal action with the highest score; ties are broken uniformly at random."""
+    mask = check_masks(mask)
+    noisy = scores + rng.random(scores.shape) * 1e-3  # scores differ by far more than the noise where they differ
+    return np.where(mask, noisy, -np.inf).argmax(axis=1)
