@@ -21,6 +21,10 @@ class Policy:
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int | None) -> None:
+        """Restart the policy's random stream from ``seed``."""
+        self.rng = np.random.default_rng(seed)
+
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """One legal action per row of ``obs`` (B, 111) given ``mask`` (B, 14)."""
         raise NotImplementedError

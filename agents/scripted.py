@@ -32,6 +32,22 @@ class RandomPolicy(Policy):
         return argmax_legal(np.zeros(np.shape(mask)), mask, self.rng)
 
 
+class RandomCard(Policy):
+    """Lead a card drawn uniformly from the hand: a rank with probability proportional to its copies.
+
+    The "random lead" of RULES.md §6's reference figures; ``random`` draws ranks uniformly instead.
+    """
+
+    name = "random_card"
+
+    def act_batch(self, obs, mask):
+        mask = check_masks(mask)
+        weights = np.where(mask, np.maximum(_pad_pass(hand_counts(obs)), 1.0), 0.0)  # a pass or follow: weight 1
+        cumulative = weights.cumsum(axis=1)
+        draws = self.rng.random((len(weights), 1)) * cumulative[:, -1:]
+        return (cumulative <= draws).sum(axis=1)
+
+
 class MostCopies(Policy):
     """Lead the rank you hold most copies of (ties at random)."""
 

@@ -8,9 +8,10 @@ from .aec import env, raw_env
 from .engine import NUM_ACTIONS, PASS, Deal, IllegalActionError, Match
 from .observation import OBS_DIM
 from .rules import PRESETS, Rules, make_rules
+from .single_agent import SingleSeatEnv
 
 __all__ = ["env", "raw_env", "Deal", "Match", "Rules", "make_rules", "PRESETS", "IllegalActionError",
-           "NUM_ACTIONS", "PASS", "OBS_DIM"]
+           "NUM_ACTIONS", "PASS", "OBS_DIM", "SingleSeatEnv"]
 __version__ = "0.1.0"
 
 
@@ -24,4 +25,13 @@ def _register_with_pettingzoo() -> None:
         register("aec", "snipsnap/snipsnap_v0", entry_point="snipsnap_env:env")
 
 
+def _register_with_gymnasium() -> None:
+    """``gymnasium.make("snipsnap/SingleSeat-v0", num_players=6, opponents=[...])``: one learner seat."""
+    import gymnasium
+
+    if "snipsnap/SingleSeat-v0" not in gymnasium.registry:
+        gymnasium.register(id="snipsnap/SingleSeat-v0", entry_point="snipsnap_env.single_agent:SingleSeatEnv")
+
+
 _register_with_pettingzoo()
+_register_with_gymnasium()

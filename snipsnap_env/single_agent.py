@@ -1,0 +1,137 @@
+"""A gymnasium ``Env`` in which the learner holds one seat and the other seats are policies.
+
+The other seats are stepped inside ``step()``, forced turns (one legal action) are played automatically,
+so the learner only sees its real choices; ``action_masks()`` serves sb3-contrib's MaskablePPO; rewards
+are always the learner's chips (deal points with chips off), summed from its last choice to its next
+one. An episode is one match (``num_deals`` deals, 1 by default). Chips that move before the learner's
+first choice (the ante, other players' penalties) arrive with its first reward; a deal that ends before
+the learner ever chooses is dealt again, since nothing in it was the learner's doing. An illegal action
+ends the episode with reward −1, as in ``snipsnap_env.env()``.
+
+>>> import gymnasium, snipsnap_env
+>>> env = gymnasium.make("snipsnap/SingleSeat-v0", num_players=4)
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape
+(111,)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .aec import ILLEGAL_REWARD
+from .engine import NUM_ACTIONS, Match
+from .observation import HIGH, LOW, OBS_DIM, encode
+from .render import table_text
+from .rules import check_num_players, make_rules
+
+OpponentPolicy = Callable[[dict], int]  # an AEC observation dict -> action, e.g. any agents.Policy
+
+
+class SingleSeatEnv(gymnasium.Env):
+    """One learner seat against ``opponents``; each other seat draws a policy from the pool per episode.
+
+    ``opponents``: a sequence of policies (callables taking ``{"observation", "action_mask"}``; those with a
+    ``reseed(seed)`` method are reseeded by ``reset(seed=...)``); None means uniformly random legal actions. ``learner_seat``: a seat, or None for a random seat each episode.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"]}
+
+    def __init__(self, num_players: int = 6, rules="scarne", opponents: Sequence[OpponentPolicy] | None = None,
+                 learner_seat: int | None = None, num_deals: int = 1, render_mode: str | None = None):
+        self.num_players = check_num_players(num_players)
+        self.rules = make_rules(rules)
+        if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
+            raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
+        if opponents is not None and (len(opponents) == 0 or not all(callable(p) for p in opponents)):
+            raise ValueError("opponents must be None or a non-empty sequence of policies (callables on an observation dict)")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'ansi', 'human'")
+        self.opponents = list(opponents) if opponents is not None else None
+        self.fixed_seat = learner_seat
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.match = Match(self.rules, self.num_players, num_deals)
+        self.learner_seat = 0
+        self._seat_policy: list[OpponentPolicy | None] = []
+        self._carry = 0.0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None and self.opponents is not None:  # same seed, same game: opponents' streams too
+            for policy in self.opponents:
+                if hasattr(policy, "reseed"):
+                    policy.reseed(int(self.np_random.integers(2**63)))
+        while True:
+            self.learner_seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
+            self._seat_policy = [None if self.opponents is None else self.opponents[self.np_random.integers(len(self.opponents))]
+                                 for _ in range(self.num_players)]
+            self.match.start(self.np_random)
+            self._score_seen = float(self._learner_score_at_start())
+            self._carry = self._play_until_learner_chooses()
+            if not self.match.over:
+                return encode(self.match, self.learner_seat), self._info()
+
+    def _learner_score_at_start(self) -> float:
+        return self.rules.starting_chips if self.rules.chips else 0.0
+
+    def step(self, action):
+        match = self.match
+        if match.over:
+            raise RuntimeError("the episode is over; call reset()")
+        if not self.action_space.contains(action) or int(action) not in match.deal.legal_actions():
+            # PettingZoo's convention for classic games, as in snipsnap_env.env(): the offender loses the game
+            gymnasium.logger.warn(f"illegal action {action!r}; legal: {match.deal.legal_actions()}; episode ends")
+            return encode(match, self.learner_seat), float(ILLEGAL_REWARD), True, False, {**self._info(), "illegal_action": True}
+        match.apply(int(action))
+        reward = self._carry + self._play_until_learner_chooses()
+        self._carry = 0.0
+        terminated = match.over
+        obs = encode(match, self.learner_seat)
+        if self.render_mode == "human":
+            print(self.render() + "\n")
+        return obs, reward, terminated, False, self._info()
+
+    def _play_until_learner_chooses(self) -> float:
+        """Play forced turns and other seats until the learner has a real choice; return its reward."""
+        match = self.match
+        while not match.over:
+            deal = match.deal
+            legal = deal.legal_actions()
+            if len(legal) == 1:
+                match.apply(legal[0])
+            elif deal.to_act == self.learner_seat:
+                break
+            else:
+                match.apply(self._opponent_action(deal.to_act, legal))
+        score = float(match.score[self.learner_seat])
+        reward, self._score_seen = score - self._score_seen, score
+        return reward
+
+    def _opponent_action(self, seat: int, legal: list[int]) -> int:
+        policy = self._seat_policy[seat]
+        if policy is None:
+            return legal[self.np_random.integers(len(legal))]
+        mask = self.match.deal.legal_mask()
+        action = int(policy({"observation": encode(self.match, seat), "action_mask": mask}))
+        if action not in legal:
+            raise ValueError(f"opponent policy {policy!r} chose illegal action {action} for seat {seat}; legal: {legal}")
+        return action
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool vector (sb3-contrib's MaskablePPO convention)."""
+        return self.match.deal.legal_mask().astype(bool)
+
+    def _info(self) -> dict:
+        return {"learner_seat": self.learner_seat, "chips": list(self.match.chips)}
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        return table_text(self.match)

@@ -1,0 +1,88 @@
+"""Agents choose only legal actions, for every preset and table size, in both the AEC env and the batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from snipsnap_env import env as make_env
+from snipsnap_env.batch import BatchEnv
+from snipsnap_env.rules import PRESETS
+
+SCRIPTED = ["random", "random_card", "most_copies", "fewest_copies", "control"]
+
+
+@pytest.mark.parametrize("name", SCRIPTED)
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_scripted_agents_play_legal_moves_in_the_aec_env(name, preset):
+    for num_players in range(3, 9):
+        env = make_env(num_players=num_players, rules=preset)
+        env.reset(seed=num_players)
+        policy = agents.make(name, seed=num_players)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            action = None if term or trunc else policy(obs)
+            if action is not None:
+                assert obs["action_mask"][action] == 1
+            env.step(action)
+        assert all(env.terminations.values())  # no illegal move ended the game early
+        assert env.unwrapped.match.deal.winner is not None
+
+
+@pytest.mark.parametrize("name", SCRIPTED)
+def test_scripted_agents_play_legal_moves_in_the_batch(name):
+    for num_players in (3, 6, 8):
+        env = BatchEnv(512, num_players, rules="pairs", seed=1)
+        obs, mask = env.reset()
+        policy = agents.make(name, seed=2)
+        for _ in range(40):
+            actions = policy.act_batch(obs, mask)
+            assert mask[np.arange(512), actions].all()
+            obs, mask, *_ = env.step(actions)
+
+
+def test_heuristics_pick_what_they_say():
+    obs = np.zeros((1, 111), np.float32)
+    obs[0, [0, 4, 9]] = [0.25, 0.75, 0.5]  # one ace, three fives, two tens
+    mask = np.zeros((1, 14), np.int8)
+    mask[0, [0, 4, 9]] = 1
+    assert agents.make("most_copies", seed=0).act_batch(obs, mask)[0] == 4
+    assert agents.make("fewest_copies", seed=0).act_batch(obs, mask)[0] == 0
+    assert agents.make("control", seed=0).act_batch(obs, mask)[0] == 4
+    follow = np.zeros((1, 14), np.int8)
+    follow[0, 13] = 1
+    for name in SCRIPTED:
+        assert agents.make(name, seed=0).act_batch(obs, follow)[0] == 13
+
+
+def test_control_takes_a_lead_that_wins_at_once():
+    obs = np.zeros((1, 111), np.float32)
+    obs[0, 7] = 0.25  # holding a single eight: leading it empties the hand
+    mask = np.zeros((1, 14), np.int8)
+    mask[0, 7] = 1
+    assert agents.make("control").act_batch(obs, mask)[0] == 7
+
+
+def test_policies_are_seeded_and_leave_global_state_alone():
+    obs = np.zeros((256, 111), np.float32)
+    obs[:, :13] = 0.25
+    mask = np.zeros((256, 14), np.int8)
+    mask[:, :13] = 1
+    np.random.seed(0)
+    before = np.random.get_state()[1].copy()
+    first = agents.make("random", seed=5).act_batch(obs, mask)
+    again = agents.make("random", seed=5).act_batch(obs, mask)
+    assert np.array_equal(first, again)
+    assert np.array_equal(np.random.get_state()[1], before)
+    assert len(set(first.tolist())) > 5
+
+
+def test_unknown_agent_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown agent 'smart'; known agents: random, random_card, most_copies"):
+        agents.make("smart")
+
+
+def test_an_empty_mask_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"rows \[1\] of the action mask allow no action"):
+        agents.make("random").act_batch(np.zeros((2, 111), np.float32), np.array([[1] + [0] * 13, [0] * 14]))

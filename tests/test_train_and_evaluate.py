@@ -1,0 +1,99 @@
+"""Smoke tests of the training and evaluation jobs: they run, save, reload, and are deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents  # noqa: E402
+from snipsnap_env import env as make_env  # noqa: E402
+from train import evaluate, train_ppo  # noqa: E402
+
+SMOKE = ["--num-players", "4", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "256",
+         "--eval-deals", "200", "--checkpoint-every", "256", "--no-progress", "--threads", "1"]
+
+
+def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path):
+    final = train_ppo.main(SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path), "--run-name", "smoke"])
+    run = tmp_path / "smoke"
+    for name in ("final_model.zip", "best_model.zip", "eval.csv", "progress.csv", "learning_curve.png", "args.json"):
+        assert (run / name).exists(), name
+    assert list((run / "checkpoints").glob("ppo_*_steps.zip"))
+    policy = agents.make("ppo", path=final)
+    for num_players in (3, 6, 8):  # one policy serves every table size
+        env = make_env(num_players=num_players, rules="bicycle")
+        env.reset(seed=num_players)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            action = None if term or trunc else policy(obs)
+            if action is not None:
+                assert obs["action_mask"][action] == 1
+            env.step(action)
+        assert env.unwrapped.match.deal.winner is not None
+
+    # resume: carries on from the latest checkpoint up to the new total
+    train_ppo.main(SMOKE + ["--total-timesteps", "1024", "--out-dir", str(tmp_path), "--run-name", "smoke", "--resume"])
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(run / "final_model.zip").num_timesteps >= 1024
+
+
+def test_training_bad_arguments_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown opponent 'smart'"):
+        train_ppo.main(["--opponents", "smart"])
+    with pytest.raises(ValueError, match="unknown rules preset 'snap'"):
+        train_ppo.main(["--rules", "snap"])
+    with pytest.raises(FileNotFoundError, match="--resume: no checkpoint"):
+        train_ppo.main(["--resume", "--out-dir", str(tmp_path), "--run-name", "nothing", "--no-progress"])
+
+
+def test_evaluation_is_deterministic_for_a_seed(tmp_path):
+    runs = [evaluate.evaluate(["most_copies", "control"], ["random", "most_copies"], num_players=5, deals=3000,
+                              seed=11, out_dir=str(tmp_path / str(i)), quiet=True) for i in range(2)]
+    assert runs[0] == runs[1]
+    for name in ("results.md", "results.csv", "results.json", "results.png"):
+        assert (tmp_path / "0" / name).exists()
+    by_name = {row.name: row for row in runs[0]}
+    assert by_name["random"].diff_vs_reference == 0.0
+    assert by_name["most_copies"].diff_vs_reference > 0  # thousands of paired deals show the known gap
+
+
+def test_paired_deals_cancel_the_luck_of_the_cards():
+    deals = evaluate.PairedDeals.draw(4000, 6, 1, seed=3)
+    same = [evaluate.play_paired(agents.make("most_copies", seed=1), [agents.make("random", seed=2)], deals, "scarne")
+            for _ in range(2)]
+    assert np.array_equal(same[0], same[1])
+    assert np.bincount(deals.seats).tolist() == [667, 667, 667, 667, 666, 666]  # seats rotated
+
+
+def test_ppo_model_errors_say_what_was_expected(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no PPO model file at .*missing.zip"):
+        agents.make("ppo", path=tmp_path / "missing.zip")
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(b"not a zip file")
+    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+        agents.make("ppo", path=corrupt)
+    from gymnasium import spaces
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from snipsnap_env.single_agent import SingleSeatEnv
+    import gymnasium
+
+    class Shrunk(gymnasium.ObservationWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.observation_space = spaces.Box(-np.inf, np.inf, shape=(50,), dtype=np.float32)
+
+        def observation(self, obs):
+            return obs[:50]
+
+        def action_masks(self):
+            return self.env.action_masks()
+
+    model = MaskablePPO("MlpPolicy", make_vec_env(lambda: Shrunk(SingleSeatEnv(4)), n_envs=1), n_steps=16, batch_size=16)
+    model.save(tmp_path / "small.zip")
+    with pytest.raises(ValueError, match=r"trained for observations of shape \(50,\); .* shape \(111,\)"):
+        agents.make("ppo", path=tmp_path / "small.zip")

@@ -1,0 +1,214 @@
+"""Evaluate policies on paired deals: chips per deal with 95% confidence intervals, and each policy's
+paired difference to a reference.
+
+Every candidate plays the same deals — identical hands and dealers, the same seat (rotated over the
+deals), the same opponents with identically seeded random streams — so the luck of the cards cancels in
+the differences. Runs on the batched engine.
+
+    python -m train.evaluate --candidates random most_copies fewest_copies control ppo --deals 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+import agents
+from snipsnap_env.batch import BatchEnv
+from snipsnap_env.cards import NUM_CARDS
+from snipsnap_env.rules import PRESETS, check_num_players
+
+Z95 = 1.959964
+
+
+@dataclass(frozen=True)
+class PairedDeals:
+    """The deals every candidate plays: who holds each card, the dealer, the candidate's seat, and which
+    opponent from the pool sits in each other seat."""
+
+    owners: np.ndarray  # (D, 52)
+    dealers: np.ndarray  # (D,)
+    seats: np.ndarray  # (D,)
+    opponent_index: np.ndarray  # (D, N)
+
+    @classmethod
+    def draw(cls, num_deals: int, num_players: int, pool_size: int, seed: int) -> "PairedDeals":
+        """``num_deals`` shuffled deals from ``seed``; the candidate's seat cycles round the table."""
+        rng = np.random.default_rng(seed)
+        dealers = rng.integers(num_players, size=num_deals)
+        pack = rng.random((num_deals, NUM_CARDS)).argsort(axis=1)
+        owners = np.empty((num_deals, NUM_CARDS), np.int64)
+        np.put_along_axis(owners, pack, (dealers[:, None] + 1 + np.arange(NUM_CARDS)) % num_players, axis=1)
+        seats = np.arange(num_deals) % num_players
+        opponent_index = rng.integers(pool_size, size=(num_deals, num_players))
+        return cls(owners, dealers, seats, opponent_index)
+
+
+def play_paired(candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192,
+                backend: str = "auto", progress=None) -> np.ndarray:
+    """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``."""
+    num_deals, num_players = deals.opponent_index.shape
+    result = np.zeros(num_deals)
+    for start in range(0, num_deals, chunk):
+        part = slice(start, min(start + chunk, num_deals))
+        result[part] = _play_chunk(candidate, opponents, deals.owners[part], deals.dealers[part], deals.seats[part],
+                                   deals.opponent_index[part], num_players, rules, backend)
+        if progress is not None:
+            progress(part.stop - part.start)
+    return result
+
+
+def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules, backend):
+    games = len(seats)
+    env = BatchEnv(games, num_players, rules=rules, backend=backend)
+    obs, mask = env.reset(owners=owners, dealers=dealers)
+    finished = np.zeros(games, bool)
+    chips = np.zeros(games)
+    rows = np.arange(games)
+    while not finished.all():
+        live = ~finished
+        to_act = env.current_player
+        actions = np.zeros(games, np.int64)
+        mine = live & (to_act == seats)
+        if mine.any():
+            actions[mine] = candidate.act_batch(obs[mine], mask[mine])
+        theirs = opponent_index[rows, to_act]
+        for index, policy in enumerate(opponents):
+            sel = live & ~mine & (theirs == index)
+            if sel.any():
+                actions[sel] = policy.act_batch(obs[sel], mask[sel])
+        obs, mask, _, dones, infos = env.step(actions, active=live)
+        ended = dones & live
+        chips[ended] = infos["deal_score"][ended, seats[ended]]
+        finished |= ended
+    return chips
+
+
+@dataclass
+class Row:
+    """One candidate's result."""
+
+    name: str
+    chips_per_deal: float
+    ci95: float
+    diff_vs_reference: float
+    diff_ci95: float
+    deals: int
+
+
+def summarise(results: dict[str, np.ndarray], reference: str) -> list[Row]:
+    """Mean and 95% CI per candidate, and the paired difference to ``reference`` with its CI."""
+    rows = []
+    base = results[reference]
+    for name, chips in results.items():
+        n = len(chips)
+        diff = chips - base
+        rows.append(Row(name, float(chips.mean()), Z95 * float(chips.std(ddof=1)) / np.sqrt(n),
+                        float(diff.mean()), Z95 * float(diff.std(ddof=1)) / np.sqrt(n), n))
+    return rows
+
+
+def format_table(rows: list[Row], reference: str) -> str:
+    """A markdown table of the rows."""
+    lines = [f"| policy | chips per deal (95% CI) | paired difference vs {reference} (95% CI) | deals |",
+             "|---|---|---|---|"]
+    for row in rows:
+        lines.append(f"| {row.name} | {row.chips_per_deal:+.3f} ± {row.ci95:.3f} | "
+                     f"{row.diff_vs_reference:+.3f} ± {row.diff_ci95:.3f} | {row.deals:,} |")
+    return "\n".join(lines)
+
+
+def save_results(rows: list[Row], reference: str, out_dir: Path, title: str) -> None:
+    """Write results.md, results.csv, results.json and results.png (bar chart with 95% CIs) to ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "results.md").write_text(f"{title}\n\n{format_table(rows, reference)}\n")
+    with open(out_dir / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(row) for row in rows)
+    (out_dir / "results.json").write_text(json.dumps([asdict(row) for row in rows], indent=2))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 4))
+    names = [row.name for row in rows]
+    ax.bar(names, [row.diff_vs_reference for row in rows], yerr=[row.diff_ci95 for row in rows], capsize=6,
+           color=["tab:gray" if row.name == reference else "tab:blue" for row in rows])
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel(f"chips per deal vs {reference} (paired, 95% CI)")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out_dir / "results.png", dpi=120)
+    plt.close(fig)
+
+
+def make_candidate(spec: str, seed: int):
+    """``name`` or ``ppo:path/to/model.zip``."""
+    name, _, path = spec.partition(":")
+    if name == "ppo":
+        return agents.make("ppo", path=path or None, seed=seed)
+    return agents.make(name, seed=seed)
+
+
+def evaluate(candidates: list[str], opponents: list[str], num_players: int = 6, rules: str = "scarne",
+             deals: int = 20000, seed: int = 0, reference: str = "random", chunk: int = 8192,
+             backend: str = "auto", out_dir: str | None = None, quiet: bool = False) -> list[Row]:
+    """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results."""
+    check_num_players(num_players)
+    if rules not in PRESETS:
+        raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+    if reference not in candidates:
+        candidates = [reference, *candidates]
+    policies = {spec: make_candidate(spec, seed) for spec in candidates}  # fail early on a bad name or file
+    paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
+    results = {}
+    progress = _progress_bar(deals * len(candidates), quiet)
+    started = time.perf_counter()
+    for spec, policy in policies.items():
+        policy.reseed(seed)
+        pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]  # same streams each time
+        results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, backend=backend, progress=progress.update)
+    progress.close()
+    rows = summarise(results, reference)
+    title = (f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
+             f"seed {seed} ({time.perf_counter() - started:.0f} s)")
+    if not quiet:
+        print(title)
+        print(format_table(rows, reference))
+    if out_dir:
+        save_results(rows, reference, Path(out_dir), title)
+    return rows
+
+
+def _progress_bar(total: int, quiet: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
+
+
+def main(argv=None) -> list[Row]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--candidates", nargs="+", default=["random", "most_copies", "fewest_copies", "control", "ppo"],
+                        help="agent names; 'ppo' is the shipped model, 'ppo:path.zip' another one")
+    parser.add_argument("--opponents", nargs="+", default=["random"], help="the opponents' pool (agent names)")
+    parser.add_argument("--players", type=int, default=6)
+    parser.add_argument("--rules", default="scarne", choices=sorted(PRESETS))
+    parser.add_argument("--deals", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reference", default="random")
+    parser.add_argument("--out", default="results", help="folder for results.md/.csv/.json/.png")
+    args = parser.parse_args(argv)
+    return evaluate(args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed,
+                    args.reference, out_dir=args.out)
+
+
+if __name__ == "__main__":
+    main()
