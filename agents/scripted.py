@@ -67,12 +67,20 @@ class FewestCopies(Policy):
 
 
 class Control(Policy):
-    """Keep control of the lead and avoid being snipped.
+    """Keep control of the lead and avoid being snipped, reading the rules from the observation.
 
-    Score of leading rank r with c copies in hand: c (cards shed, and the fewer copies out, the likelier
-    you close the set and lead again) + 1 if you hold all four (you are sure to lead again) − the
-    probability that the player on your left holds a copy and snips you, from its hand size and the
-    cards you cannot see. A lead that empties your hand wins at once and scores highest.
+    Score of leading a rank held c times: c (cards shed) + 2 × the chance of closing the set, and so
+    leading again, − the expected penalty when the player on your left holds a copy and follows at once
+    (1 chip, or c with multi_play, where your whole batch goes down before it); a lead that empties your
+    hand wins at once. Closing: every lap each holder plays one card, leader first, so the leader closes
+    when nobody else holds as many copies — surely with 3 or 4, with 2 unless one player holds the other
+    two, never with 1 (with multi_play, only with 4).
+
+    At a lead every rank you hold is untouched (played ranks are finished), so no public fact tells two
+    ranks held equally often apart: closing chance and snip risk depend on c and the hand sizes alone,
+    and both improve as c grows. So this heuristic ranks leads exactly as ``most_copies`` does — measured
+    identical over 100,000 paired deals under ``scarne`` and ``pairs``. It is kept as the readable form
+    of the two ideas, and as a starting point for heuristics that weigh them differently.
     """
 
     name = "control"
@@ -80,12 +88,17 @@ class Control(Policy):
     def act_batch(self, obs, mask):
         mask = check_masks(mask)
         copies = hand_counts(obs)
-        unseen = np.rint(obs[:, SLICES["unseen"]] * CARDS_PER_RANK)
-        left_hand = np.rint(obs[:, SLICES["hand_size"].start + 1] * MAX_HAND)[:, None]
-        total_unseen = np.maximum(unseen.sum(axis=1, keepdims=True), 1)
-        # P(left holds none of the u unseen copies) ≈ (1 - left_hand/total_unseen)^u
-        p_snipped = 1 - np.clip(1 - left_hand / total_unseen, 0, 1) ** unseen
-        my_cards = copies.sum(axis=1, keepdims=True)
-        wins_now = (copies == my_cards) & (copies > 0)
-        scores = copies + (copies == CARDS_PER_RANK) - p_snipped + 100 * wins_now
+        rules = obs[:, SLICES["rules"]]
+        chips, penalties, multi_play = rules[:, :1] > 0, rules[:, 1:2] > 0, rules[:, 6:7] > 0
+        unseen = CARDS_PER_RANK - copies  # the held ranks are untouched: all other copies are in other hands
+        others = np.rint(obs[:, SLICES["hand_size"]][:, 1:] * MAX_HAND)  # relative seats 1.. (left first)
+        total = np.maximum(others.sum(axis=1, keepdims=True), 2)
+        left = others[:, :1]
+        p_left_holds = 1 - np.clip(1 - left / total, 0, 1) ** unseen
+        p_one_holds_both = (others * (others - 1)).sum(axis=1, keepdims=True) / (total * (total - 1))
+        closes = np.select([copies >= 3, copies == 2], [1.0, 1 - p_one_holds_both], 0.0)
+        closes = np.where(multi_play, (copies == CARDS_PER_RANK).astype(float), closes)
+        penalty = np.where(chips & penalties, np.where(multi_play, copies, 1.0) * p_left_holds, 0.0)
+        wins_now = (copies == copies.sum(axis=1, keepdims=True)) & (copies > 0)
+        scores = copies + 2 * closes - penalty + 100 * wins_now
         return argmax_legal(_pad_pass(scores), mask, self.rng)

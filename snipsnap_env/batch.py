@@ -95,6 +95,11 @@ class BatchEnv:
         if dealers is None:
             dealers = self.rng.integers(N, size=k)
         dealers = np.asarray(dealers, np.int64)
+        if owners is None and self.backend == "numba":
+            kernels.deal(games, self.rng.random((k, NUM_CARDS)), dealers, self.counts, self.hand_size, self.played,
+                         self.open_rank, self.last_player, self.current_player, self.dealer, self.pot, self.score,
+                         self.turns, self.winner, self._reported, self._rule_codes, self.rules.ante)
+            return
         if owners is None:  # shuffle, then deal one card at a time from the dealer's left
             pack = self.rng.random((k, NUM_CARDS)).argsort(axis=1)
             owners = np.empty((k, NUM_CARDS), np.int64)
@@ -166,26 +171,30 @@ class BatchEnv:
             bad = games[~legal][:10]
             raise ValueError(f"illegal actions {actions[bad].tolist()} in games {bad.tolist()}: "
                              "a lead must be a rank (0..12) that the seat to act holds")
-        if self.backend == "numba":
-            self._advance(actions, np.ones(self.num_games, bool) if active is None else np.asarray(active, bool))
+        if self.backend == "numba":  # lead, forced turns and rewards in one compiled pass
+            rewards = np.empty_like(self.score)
+            self._advance(actions, np.ones(self.num_games, bool) if active is None else np.asarray(active, bool),
+                          rewards)
         else:
             self._lead(games, acts)
             self._play_forced()
+            rewards = self.score - self._reported
+            self._reported[:] = self.score
         ended = self.winner >= 0
         infos = {"winner": self.winner.copy(), "turns": np.where(ended, self.turns, 0),
                  "deal_score": np.where(ended[:, None], self.score, 0.0)}
-        rewards = self.score - self._reported
-        self._reported[:] = self.score
         done_games = np.flatnonzero(ended)
         if done_games.size:
-            self._deal(done_games)
-            self._play_forced()
+            self._deal(done_games)  # the numba backend also plays the new deals' forced turns
+            if self.backend == "numpy":
+                self._play_forced()
         obs, mask = self.observe()
         return obs, mask, rewards, ended, infos
 
-    def _advance(self, actions: np.ndarray, active: np.ndarray) -> None:
+    def _advance(self, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray) -> None:
         kernels.advance(actions, active, self.counts, self.hand_size, self.played, self.open_rank, self.last_player,
-                        self.current_player, self.pot, self.score, self.turns, self.winner, self._rule_codes)
+                        self.current_player, self.pot, self.score, self.turns, self.winner, self._rule_codes,
+                        rewards, self._reported)
 
     def _lead(self, games: np.ndarray, ranks: np.ndarray) -> None:
         self.open_rank[games] = ranks
@@ -247,8 +256,10 @@ class BatchEnv:
 
     def _play_forced(self) -> None:
         """Play follows, passes and one-rank leads until every game is at a real choice or over."""
-        if self.backend == "numba":
-            self._advance(np.zeros(self.num_games, np.int64), np.zeros(self.num_games, bool))
+        if self.backend == "numba":  # rewards booked here stay unpaid: forced turns at a deal's start are
+            unpaid = self._reported.copy()  # paid with the game's next step, as in the numpy path
+            self._advance(np.zeros(self.num_games, np.int64), np.zeros(self.num_games, bool), np.empty_like(self.score))
+            self._reported[:] = unpaid
             return
         while True:
             live = self.winner < 0

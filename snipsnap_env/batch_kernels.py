@@ -85,32 +85,79 @@ if numba is not None:
         _play(b, s, r, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
               winner, rules)
 
+    @jit
+    def _play_forced(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner,
+                     rules):
+        """Play game ``b``'s follows, passes and one-rank leads until a real choice or the end."""
+        while winner[b] < 0:
+            if open_rank[b] >= 0:
+                _follow(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
+                        winner, rules)
+                continue
+            s = current_player[b]
+            distinct = 0
+            only = -1
+            for r in range(counts.shape[2]):
+                if counts[b, s, r] > 0:
+                    distinct += 1
+                    only = r
+            if distinct != 1:
+                return  # a real choice
+            open_rank[b] = only
+            _play(b, s, only, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
+                  turns, winner, rules)
+
     @numba.njit(cache=True, nogil=True, parallel=True)
     def advance(actions, active, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
-                turns, winner, rules):
-        """Lead ``actions[b]`` where ``active[b]``, then play each game's forced turns."""
+                turns, winner, rules, rewards, reported):
+        """Lead ``actions[b]`` where ``active[b]``, play each game's forced turns, and book ``rewards``."""
         for b in numba.prange(counts.shape[0]):
             if active[b] and winner[b] < 0:
                 open_rank[b] = actions[b]
                 _play(b, current_player[b], actions[b], counts, hand_size, played, open_rank, last_player,
                       current_player, pot, score, turns, winner, rules)
-            while winner[b] < 0:
-                if open_rank[b] >= 0:
-                    _follow(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
-                            turns, winner, rules)
-                    continue
-                s = current_player[b]
-                distinct = 0
-                only = -1
-                for r in range(counts.shape[2]):
-                    if counts[b, s, r] > 0:
-                        distinct += 1
-                        only = r
-                if distinct != 1:
-                    break  # a real choice
-                open_rank[b] = only
-                _play(b, s, only, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
-                      turns, winner, rules)
+            _play_forced(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
+                         winner, rules)
+            for s in range(score.shape[1]):
+                rewards[b, s] = score[b, s] - reported[b, s]
+                reported[b, s] = score[b, s]
+
+    @numba.njit(cache=True, nogil=True, parallel=True)
+    def deal(games, uniforms, dealers, counts, hand_size, played, open_rank, last_player, current_player, dealer,
+             pot, score, turns, winner, reported, rules, ante):
+        """Deal ``games`` anew (the pack ordered by ``argsort`` of each row of ``uniforms``, as the numpy
+        path does) and play their forced turns."""
+        n = hand_size.shape[1]
+        num_ranks = counts.shape[2]
+        for i in numba.prange(games.shape[0]):
+            b = games[i]
+            pack = np.argsort(uniforms[i])
+            counts[b, :, :] = 0
+            for position in range(pack.shape[0]):
+                counts[b, (dealers[i] + 1 + position) % n, pack[position] % num_ranks] += 1
+            longest = 0
+            for s in range(n):
+                size = 0
+                for r in range(num_ranks):
+                    size += counts[b, s, r]
+                hand_size[b, s] = size
+                longest = max(longest, size)
+                score[b, s] = 0.0
+                reported[b, s] = 0.0
+            played[b, :] = 0
+            open_rank[b] = -1
+            dealer[b] = dealers[i]
+            current_player[b] = (dealers[i] + 1) % n
+            pot[b] = 0
+            turns[b] = 0
+            winner[b] = -1
+            if rules[CHIPS] and ante:
+                for s in range(n):
+                    paid = ante + (1 if hand_size[b, s] < longest else 0)
+                    score[b, s] -= paid
+                    pot[b] += paid
+            _play_forced(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
+                         winner, rules)
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def observe(obs, mask, const_obs, scale, counts, hand_size, played, pot, score, current_player, offsets):
@@ -134,4 +181,4 @@ if numba is not None:
                 obs[b, score_at + i] = score[b, seat] * scale[score_at]
             obs[b, pot_at] = pot[b] * scale[pot_at]
 else:
-    advance = observe = None
+    advance = deal = observe = None

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import agents
-from snipsnap_env import env as make_env
+from helpers import play_aec_game
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.rules import PRESETS
 
@@ -17,17 +17,7 @@ SCRIPTED = ["random", "random_card", "most_copies", "fewest_copies", "control"]
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_scripted_agents_play_legal_moves_in_the_aec_env(name, preset):
     for num_players in range(3, 9):
-        env = make_env(num_players=num_players, rules=preset)
-        env.reset(seed=num_players)
-        policy = agents.make(name, seed=num_players)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            action = None if term or trunc else policy(obs)
-            if action is not None:
-                assert obs["action_mask"][action] == 1
-            env.step(action)
-        assert all(env.terminations.values())  # no illegal move ended the game early
-        assert env.unwrapped.match.deal.winner is not None
+        play_aec_game(agents.make(name, seed=num_players), num_players, preset, seed=num_players)
 
 
 @pytest.mark.parametrize("name", SCRIPTED)

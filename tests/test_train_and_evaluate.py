@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-from snipsnap_env import env as make_env  # noqa: E402
+from helpers import play_aec_game  # noqa: E402
 from train import evaluate, train_ppo  # noqa: E402
 
 SMOKE = ["--num-players", "4", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "256",
@@ -23,15 +23,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path):
     assert list((run / "checkpoints").glob("ppo_*_steps.zip"))
     policy = agents.make("ppo", path=final)
     for num_players in (3, 6, 8):  # one policy serves every table size
-        env = make_env(num_players=num_players, rules="bicycle")
-        env.reset(seed=num_players)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            action = None if term or trunc else policy(obs)
-            if action is not None:
-                assert obs["action_mask"][action] == 1
-            env.step(action)
-        assert env.unwrapped.match.deal.winner is not None
+        play_aec_game(policy, num_players, "bicycle", seed=num_players)
 
     # resume: carries on from the latest checkpoint up to the new total
     train_ppo.main(SMOKE + ["--total-timesteps", "1024", "--out-dir", str(tmp_path), "--run-name", "smoke", "--resume"])

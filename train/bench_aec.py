@@ -44,6 +44,29 @@ def best_of(rounds: int, make_env, seconds: float) -> dict:
     return max((measure(make_env, seconds) for _ in range(rounds)), key=lambda figures: figures["turns_per_s"])
 
 
+def aec_envs(player_counts) -> dict:
+    """connect_four_v3 (the reference) and snipsnap's raw and wrapped env for each player count."""
+    import snipsnap_env
+    from pettingzoo.classic import connect_four_v3
+
+    envs = {"connect_four_v3 env()": connect_four_v3.env}
+    for num_players in player_counts:
+        envs[f"snipsnap raw_env() N={num_players}"] = functools.partial(snipsnap_env.raw_env, num_players=num_players)
+        envs[f"snipsnap env() N={num_players}"] = functools.partial(snipsnap_env.env, num_players=num_players)
+    return envs
+
+
+def measure_table(envs: dict, rounds: int, seconds: float) -> dict:
+    """Measure each env (best of ``rounds``), printing a row as each finishes."""
+    print(f"{'env':<28}{'turns/s':>12}{'games/s':>12}{'turns/game':>12}")
+    results = {}
+    for name, make_env in envs.items():
+        results[name] = figures = best_of(rounds, make_env, seconds)
+        print(f"{name:<28}{figures['turns_per_s']:>12,.0f}{figures['games_per_s']:>12,.1f}"
+              f"{figures['turns_per_game']:>12.1f}", flush=True)
+    return results
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=2.0, help="time spent on each measurement")
@@ -51,19 +74,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    import snipsnap_env
-    from pettingzoo.classic import connect_four_v3
-
-    envs = {"connect_four_v3 env()": connect_four_v3.env}
-    for num_players in range(3, 9):
-        envs[f"snipsnap raw_env() N={num_players}"] = functools.partial(snipsnap_env.raw_env, num_players=num_players)
-        envs[f"snipsnap env() N={num_players}"] = functools.partial(snipsnap_env.env, num_players=num_players)
-    print(f"{'env':<28}{'turns/s':>12}{'games/s':>12}{'turns/game':>12}")
-    results = {}
-    for name, make_env in envs.items():
-        results[name] = figures = best_of(args.rounds, make_env, args.seconds)
-        print(f"{name:<28}{figures['turns_per_s']:>12,.0f}{figures['games_per_s']:>12,.1f}"
-              f"{figures['turns_per_game']:>12.1f}", flush=True)
+    results = measure_table(aec_envs(range(3, 9)), args.rounds, args.seconds)
     ratio = results["snipsnap env() N=6"]["turns_per_s"] / results["connect_four_v3 env()"]["turns_per_s"]
     results["wrapped_6p_vs_connect_four"] = ratio
     print(f"\nwrapped 6-player env / connect_four_v3 turns/s: {ratio:.2f}x (target >= 2x)")

@@ -92,11 +92,12 @@ def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, nu
 
 @dataclass
 class Row:
-    """One candidate's result."""
+    """One candidate's result, and its paired difference to one reference."""
 
     name: str
     chips_per_deal: float
     ci95: float
+    reference: str
     diff_vs_reference: float
     diff_ci95: float
     deals: int
@@ -109,14 +110,14 @@ def summarise(results: dict[str, np.ndarray], reference: str) -> list[Row]:
     for name, chips in results.items():
         n = len(chips)
         diff = chips - base
-        rows.append(Row(name, float(chips.mean()), Z95 * float(chips.std(ddof=1)) / np.sqrt(n),
+        rows.append(Row(name, float(chips.mean()), Z95 * float(chips.std(ddof=1)) / np.sqrt(n), reference,
                         float(diff.mean()), Z95 * float(diff.std(ddof=1)) / np.sqrt(n), n))
     return rows
 
 
-def format_table(rows: list[Row], reference: str) -> str:
-    """A markdown table of the rows."""
-    lines = [f"| policy | chips per deal (95% CI) | paired difference vs {reference} (95% CI) | deals |",
+def format_table(rows: list[Row]) -> str:
+    """A markdown table of rows that share one reference."""
+    lines = [f"| policy | chips per deal (95% CI) | paired difference vs {rows[0].reference} (95% CI) | deals |",
              "|---|---|---|---|"]
     for row in rows:
         lines.append(f"| {row.name} | {row.chips_per_deal:+.3f} ± {row.ci95:.3f} | "
@@ -124,10 +125,11 @@ def format_table(rows: list[Row], reference: str) -> str:
     return "\n".join(lines)
 
 
-def save_results(rows: list[Row], reference: str, out_dir: Path, title: str) -> None:
-    """Write results.md, results.csv, results.json and results.png (bar chart with 95% CIs) to ``out_dir``."""
+def save_results(tables: list[list[Row]], out_dir: Path, title: str) -> None:
+    """Write results.md, .csv, .json and results.png (the first table as a bar chart with 95% CIs)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "results.md").write_text(f"{title}\n\n{format_table(rows, reference)}\n")
+    rows = [row for table in tables for row in table]
+    (out_dir / "results.md").write_text(title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n")
     with open(out_dir / "results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
         writer.writeheader()
@@ -138,6 +140,7 @@ def save_results(rows: list[Row], reference: str, out_dir: Path, title: str) -> 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows, reference = tables[0], tables[0][0].reference
     fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 4))
     names = [row.name for row in rows]
     ax.bar(names, [row.diff_vs_reference for row in rows], yerr=[row.diff_ci95 for row in rows], capsize=6,
@@ -159,14 +162,19 @@ def make_candidate(spec: str, seed: int):
 
 
 def evaluate(candidates: list[str], opponents: list[str], num_players: int = 6, rules: str = "scarne",
-             deals: int = 20000, seed: int = 0, reference: str = "random", chunk: int = 8192,
-             backend: str = "auto", out_dir: str | None = None, quiet: bool = False) -> list[Row]:
-    """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results."""
+             deals: int = 20000, seed: int = 0, reference: str = "random", compare_to: tuple[str, ...] = (),
+             chunk: int = 8192, backend: str = "auto", out_dir: str | None = None, quiet: bool = False) -> list[Row]:
+    """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
+
+    Returns the rows against ``reference``; ``compare_to`` adds a table of differences to each of
+    those candidates too.
+    """
     check_num_players(num_players)
     if rules not in PRESETS:
         raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
-    if reference not in candidates:
-        candidates = [reference, *candidates]
+    for name in (reference, *compare_to):
+        if name not in candidates:
+            candidates = [name, *candidates]
     policies = {spec: make_candidate(spec, seed) for spec in candidates}  # fail early on a bad name or file
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
     results = {}
@@ -177,15 +185,15 @@ def evaluate(candidates: list[str], opponents: list[str], num_players: int = 6, 
         pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]  # same streams each time
         results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, backend=backend, progress=progress.update)
     progress.close()
-    rows = summarise(results, reference)
+    tables = [summarise(results, name) for name in (reference, *compare_to)]
     title = (f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
              f"seed {seed} ({time.perf_counter() - started:.0f} s)")
     if not quiet:
         print(title)
-        print(format_table(rows, reference))
+        print("\n\n".join(format_table(table) for table in tables))
     if out_dir:
-        save_results(rows, reference, Path(out_dir), title)
-    return rows
+        save_results(tables, Path(out_dir), title)
+    return tables[0]
 
 
 def _progress_bar(total: int, quiet: bool):
@@ -204,10 +212,11 @@ def main(argv=None) -> list[Row]:
     parser.add_argument("--deals", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reference", default="random")
+    parser.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
     parser.add_argument("--out", default="results", help="folder for results.md/.csv/.json/.png")
     args = parser.parse_args(argv)
     return evaluate(args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed,
-                    args.reference, out_dir=args.out)
+                    args.reference, tuple(args.compare_to), out_dir=args.out)
 
 
 if __name__ == "__main__":

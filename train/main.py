@@ -38,7 +38,7 @@ def main(argv=None) -> list:
     model = run_dir / "best_model.zip"
     candidates = ["random", "random_card", "most_copies", "fewest_copies", "control", f"ppo:{model}"]
     return evaluate.evaluate(candidates, list(args.opponents), args.num_players, args.rules, own.final_deals,
-                             seed=0, out_dir=own.results)
+                             seed=0, compare_to=("most_copies",), out_dir=own.results)
 
 
 if __name__ == "__main__":
