@@ -15,18 +15,21 @@ SMOKE = ["--num-players", "4", "--num-envs", "16", "--n-steps", "16", "--batch-s
          "--eval-deals", "200", "--checkpoint-every", "256", "--no-progress", "--threads", "1"]
 
 
-def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path):
-    final = train_ppo.main(SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path), "--run-name", "smoke"])
+@pytest.mark.parametrize("policy", ["mlp", "rank_shared"])
+def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, policy):
+    final = train_ppo.main(SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path), "--run-name", "smoke",
+                                    "--policy", policy])
     run = tmp_path / "smoke"
     for name in ("final_model.zip", "best_model.zip", "eval.csv", "progress.csv", "learning_curve.png", "args.json"):
         assert (run / name).exists(), name
     assert list((run / "checkpoints").glob("ppo_*_steps.zip"))
-    policy = agents.make("ppo", path=final)
+    player = agents.make("ppo", path=final)
     for num_players in (3, 6, 8):  # one policy serves every table size
-        play_aec_game(policy, num_players, "bicycle", seed=num_players)
+        play_aec_game(player, num_players, "bicycle", seed=num_players)
 
     # resume: carries on from the latest checkpoint up to the new total
-    train_ppo.main(SMOKE + ["--total-timesteps", "1024", "--out-dir", str(tmp_path), "--run-name", "smoke", "--resume"])
+    train_ppo.main(SMOKE + ["--total-timesteps", "1024", "--out-dir", str(tmp_path), "--run-name", "smoke", "--resume",
+                            "--policy", policy])
     from sb3_contrib import MaskablePPO
 
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps >= 1024
@@ -37,6 +40,8 @@ def test_training_bad_arguments_are_clear_errors(tmp_path):
         train_ppo.main(["--opponents", "smart"])
     with pytest.raises(ValueError, match="unknown rules preset 'snap'"):
         train_ppo.main(["--rules", "snap"])
+    with pytest.raises(ValueError, match="policy got 'cnn'"):
+        train_ppo.main(["--policy", "cnn"])
     with pytest.raises(FileNotFoundError, match="--resume: no checkpoint"):
         train_ppo.main(["--resume", "--out-dir", str(tmp_path), "--run-name", "nothing", "--no-progress"])
 

@@ -24,7 +24,7 @@ def batch_speed(num_games: int, num_players: int, backend: str, seconds: float, 
     env = BatchEnv(num_games, num_players, seed=seed, backend=backend)
     rng = np.random.default_rng(seed)
     obs, mask = env.reset()
-    env.step(np.where(mask, rng.random(mask.shape), -1).argmax(axis=1))  # compile / warm up
+    obs, mask, *_ = env.step(np.where(mask, rng.random(mask.shape), -1).argmax(axis=1))  # compile / warm up
     deals = decisions = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:

@@ -43,7 +43,8 @@ class Args:
     n_epochs: int = arg(4, "PPO epochs per rollout")
     learning_rate: float = arg(3e-4, "Adam learning rate")
     ent_coef: float = arg(0.01, "entropy bonus")
-    net_arch: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the policy and value networks")
+    policy: str = arg("mlp", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)")
+    net_arch: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the value network (and of the MLP policy)")
     eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice")
     eval_deals: int = arg(20_000, "paired deals per evaluation")
     checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
@@ -60,6 +61,8 @@ class Args:
         for name in self.opponents:
             if name not in agents.names():
                 raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
+        if self.policy not in ("mlp", "rank_shared"):
+            raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
         for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "eval_every",
@@ -198,7 +201,10 @@ def train(args: Args) -> Path:
     if checkpoint is None:
         if (run_dir / "eval.csv").exists():
             (run_dir / "eval.csv").unlink()
-        model = MaskablePPO("MlpPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
+        policy = "MlpPolicy"
+        if args.policy == "rank_shared":
+            from agents.rank_policy import RankSharedPolicy as policy
+        model = MaskablePPO(policy, env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
                             learning_rate=args.learning_rate, ent_coef=args.ent_coef, gamma=1.0, gae_lambda=0.95,
                             policy_kwargs={"net_arch": list(args.net_arch)}, seed=args.seed, device="cpu", verbose=0)
     else:

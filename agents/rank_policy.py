@@ -1,0 +1,58 @@
+"""A MaskablePPO policy that scores every rank with one shared network (needs torch and sb3-contrib).
+
+The game treats ranks alike, and at a lead nothing public tells two ranks held equally often apart, so
+the lead logit of rank r is one small network applied to rank r's own features (held, played, unseen,
+open) together with a summary of the table (everything else in the observation, plus how many ranks the
+hand holds once, twice, three and four times). Every rank's experience trains the same weights: the
+policy learns "lead a rank like this" once instead of thirteen times. The value network is SB3's MLP.
+
+    python -m train.train_ppo --policy rank_shared
+"""
+
+from __future__ import annotations
+
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from torch import nn
+
+from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
+from snipsnap_env.observation import OBS_DIM, SLICES
+
+_PER_RANK = ("hand", "played", "unseen", "open_rank")
+_CONTEXT_START = SLICES["open_rank"].stop  # is_lead onwards: the table, not one rank
+
+
+class RankSharedHead(nn.Module):
+    """Observation (B, 111) → 14 logits: 13 from the shared rank scorer, 1 for passing."""
+
+    def __init__(self, context_dim: int = 32, hidden: int = 64):
+        super().__init__()
+        table_features = OBS_DIM - _CONTEXT_START + CARDS_PER_RANK + 1  # + the copies histogram (0..4)
+        self.context = nn.Sequential(nn.Linear(table_features, context_dim), nn.Tanh())
+        self.scorer = nn.Sequential(nn.Linear(len(_PER_RANK) + context_dim, hidden), nn.Tanh(),
+                                    nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.pass_logit = nn.Linear(context_dim, 1)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        per_rank = torch.stack([obs[:, SLICES[name]] for name in _PER_RANK], dim=-1)  # (B, 13, 4)
+        copies = torch.round(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
+        histogram = torch.stack([(copies == k).float().sum(dim=1) for k in range(CARDS_PER_RANK + 1)], dim=1)
+        context = self.context(torch.cat([obs[:, _CONTEXT_START:], histogram / NUM_RANKS], dim=1))
+        shared = torch.cat([per_rank, context.unsqueeze(1).expand(-1, NUM_RANKS, -1)], dim=-1)
+        return torch.cat([self.scorer(shared).squeeze(-1), self.pass_logit(context)], dim=1)
+
+
+class RankSharedPolicy(MaskableActorCriticPolicy):
+    """MaskableActorCriticPolicy whose action head is :class:`RankSharedHead` on the raw observation."""
+
+    def __init__(self, *args, net_arch=None, **kwargs):
+        vf = net_arch.get("vf", [128, 128]) if isinstance(net_arch, dict) else (net_arch or [128, 128])
+        # pi=[]: the policy latent is the observation itself, which the shared head reads
+        super().__init__(*args, net_arch={"pi": [], "vf": list(vf)}, **kwargs)
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        self.action_net = RankSharedHead()
+        if self.ortho_init:
+            self.action_net.scorer[-1].apply(lambda m: self.init_weights(m, gain=0.01))
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
