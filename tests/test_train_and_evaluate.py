@@ -35,13 +35,20 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps >= 1024
 
 
-def test_training_bad_arguments_are_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="unknown opponent 'smart'"):
-        train_ppo.main(["--opponents", "smart"])
-    with pytest.raises(ValueError, match="unknown rules preset 'snap'"):
-        train_ppo.main(["--rules", "snap"])
-    with pytest.raises(ValueError, match="policy got 'cnn'"):
-        train_ppo.main(["--policy", "cnn"])
+@pytest.mark.parametrize("argv, words", [
+    (["--opponents", "smart"], "unknown opponent 'smart'"),
+    (["--rules", "snap"], "unknown rules preset 'snap'"),
+    (["--policy", "cnn"], "policy got 'cnn'"),
+    (["--num-players", "9"], "num_players got 9"),
+    (["--total-timesteps", "0"], "total_timesteps got 0"),
+])
+def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
+    with pytest.raises(SystemExit):
+        train_ppo.main(argv)
+    assert words in capsys.readouterr().err
+
+
+def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="--resume: no checkpoint"):
         train_ppo.main(["--resume", "--out-dir", str(tmp_path), "--run-name", "nothing", "--no-progress"])
 

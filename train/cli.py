@@ -23,7 +23,10 @@ def parse(cls, argv=None, description: str | None = None):
             base = next((t for t in typing.get_args(kind) if t is not type(None)), kind)  # Optional[X] -> X
             parser.add_argument(flag, type=base, default=field.default, help=help_text)
     values = vars(parser.parse_args(argv))
-    return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
+    try:
+        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
+    except ValueError as error:  # the dataclass's own checks: say it the command-line way, no traceback
+        parser.error(str(error))
 
 
 def arg(default, help: str):

@@ -170,6 +170,8 @@ def evaluate(candidates: list[str], opponents: list[str], num_players: int = 6, 
     those candidates too.
     """
     check_num_players(num_players)
+    if deals < 2:
+        raise ValueError(f"deals got {deals}; allowed: at least 2 (a confidence interval needs two)")
     if rules not in PRESETS:
         raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
     for name in (reference, *compare_to):
@@ -215,8 +217,11 @@ def main(argv=None) -> list[Row]:
     parser.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
     parser.add_argument("--out", default="results", help="folder for results.md/.csv/.json/.png")
     args = parser.parse_args(argv)
-    return evaluate(args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed,
-                    args.reference, tuple(args.compare_to), out_dir=args.out)
+    try:
+        return evaluate(args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed,
+                        args.reference, tuple(args.compare_to), out_dir=args.out)
+    except (ValueError, FileNotFoundError) as error:  # bad names, table sizes, model files: no traceback
+        parser.error(str(error))
 
 
 if __name__ == "__main__":
