@@ -95,13 +95,14 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self._last_events = events + (self._play_forced() if self.auto_forced else [])
+        self.agent_selection = self.possible_agents[match.deal.to_act]
         # Chips moved before anyone acts (ante, forced turns) are paid out as rewards with the first step,
-        # so every reward that last() reports is one an agent saw arrive after a step.
+        # so every reward that last() reports is one an agent saw arrive after a step; only a match that
+        # auto_forced plays to its end at once pays them here.
         if match.over:
             self._finish(self._last_events)
         else:
             self._set_infos(self._last_events)
-            self.agent_selection = self.possible_agents[match.deal.to_act]
 
     def step(self, action) -> None:
         agent = self.agent_selection

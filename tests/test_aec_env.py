@@ -111,6 +111,18 @@ def test_auto_forced_gives_the_same_chips_as_playing_forced_turns_by_hand():
         assert results[0] == results[1]
 
 
+def test_auto_forced_can_play_a_whole_given_deal_at_reset():
+    hands = hands_from_names(3, {0: "AC", 1: "2C"}, rest=2)  # seat 0 leads its only card and is out
+    env = snipsnap_env.env(num_players=3, auto_forced=True)
+    env.reset(options={"hands": hands, "dealer": 2})
+    assert all(env.terminations.values())
+    totals = {}
+    for agent in env.agent_iter():
+        totals[agent] = env.last()[1]
+        env.step(None)
+    assert totals == {"player_0": 51.0, "player_1": -1.0, "player_2": -50.0}
+
+
 def test_ante_reaches_agents_as_reward():
     env = snipsnap_env.env(num_players=3, rules="bicycle")
     env.reset(seed=1)
