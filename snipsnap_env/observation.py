@@ -100,7 +100,7 @@ def encode(match, seat: int) -> np.ndarray:
     # cheaper than numpy element writes.
     deal = match.deal
     n = match.num_players
-    raw = [0.0] * OBS_DIM
+    raw = _table_template(match.rules, n).copy()
     hand = [len(suits) for suits in deal.holding[seat]]
     raw[_HAND] = hand
     raw[_PLAYED] = deal.played
@@ -119,18 +119,24 @@ def encode(match, seat: int) -> np.ndarray:
     seats = _RELATIVE_SEATS[n][seat]  # absolute seat of each relative slot
     raw[_HAND_SIZE : _HAND_SIZE + n] = [hand_size[s] for s in seats]
     raw[_SCORE : _SCORE + n] = [score[s] - start for s in seats]
-    raw[_SEAT_PRESENT : _SEAT_PRESENT + n] = _ONES[:n]
     raw[_POT] = deal.pot
-    raw[_NUM_PLAYERS + n - MIN_PLAYERS] = 1.0
-    raw[_RULES] = rules_features(match.rules)
     raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
     obs = np.array(raw, dtype=np.float32)
     obs *= SCALE
     return obs
 
 
+@functools.lru_cache(maxsize=None)
+def _table_template(rules: Rules, n: int) -> list[float]:
+    """The fields fixed for a table and its rules (seat_present, num_players, rules), the rest 0."""
+    raw = [0.0] * OBS_DIM
+    raw[_SEAT_PRESENT : _SEAT_PRESENT + n] = [1.0] * n
+    raw[_NUM_PLAYERS + n - MIN_PLAYERS] = 1.0
+    raw[_RULES] = rules_features(rules)
+    return raw
+
+
 _RELATIVE_SEATS = {n: [[(seat + i) % n for i in range(n)] for seat in range(n)] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
-_ONES = [1.0] * MAX_PLAYERS
 _HAND, _PLAYED, _UNSEEN, _RULES = SLICES["hand"], SLICES["played"], SLICES["unseen"], SLICES["rules"]
 _OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = _at("open_rank"), _at("is_lead"), _at("set_cards"), _at("would_penalise")
 _LAST_PLAYER, _TO_ACT, _HAND_SIZE, _SCORE = _at("last_player"), _at("to_act"), _at("hand_size"), _at("score")
