@@ -36,7 +36,8 @@ class SingleSeatEnv(gymnasium.Env):
     """One learner seat against ``opponents``; each other seat draws a policy from the pool per episode.
 
     ``opponents``: a sequence of policies (callables taking ``{"observation", "action_mask"}``; those with a
-    ``reseed(seed)`` method are reseeded by ``reset(seed=...)``); None means uniformly random legal actions. ``learner_seat``: a seat, or None for a random seat each episode.
+    ``reseed(seed)`` method are reseeded by ``reset(seed=...)``); None means uniformly random legal actions.
+    ``learner_seat``: a seat, or None for a random seat each episode.
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -60,6 +61,7 @@ class SingleSeatEnv(gymnasium.Env):
         self.learner_seat = 0
         self._seat_policy: list[OpponentPolicy | None] = []
         self._carry = 0.0
+        self._ended = True  # until reset()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -72,26 +74,26 @@ class SingleSeatEnv(gymnasium.Env):
             self._seat_policy = [None if self.opponents is None else self.opponents[self.np_random.integers(len(self.opponents))]
                                  for _ in range(self.num_players)]
             self.match.start(self.np_random)
-            self._score_seen = float(self._learner_score_at_start())
+            self._score_seen = float(self.rules.starting_chips if self.rules.chips else 0)
             self._carry = self._play_until_learner_chooses()
             if not self.match.over:
+                self._ended = False
                 return encode(self.match, self.learner_seat), self._info()
-
-    def _learner_score_at_start(self) -> float:
-        return self.rules.starting_chips if self.rules.chips else 0.0
 
     def step(self, action):
         match = self.match
-        if match.over:
+        if self._ended:
             raise RuntimeError("the episode is over; call reset()")
         if not self.action_space.contains(action) or int(action) not in match.deal.legal_actions():
             # PettingZoo's convention for classic games, as in snipsnap_env.env(): the offender loses the game
             gymnasium.logger.warn(f"illegal action {action!r}; legal: {match.deal.legal_actions()}; episode ends")
-            return encode(match, self.learner_seat), float(ILLEGAL_REWARD), True, False, {**self._info(), "illegal_action": True}
+            self._ended = True
+            info = {**self._info(), "illegal_action": True}
+            return encode(match, self.learner_seat), float(ILLEGAL_REWARD), True, False, info
         match.apply(int(action))
         reward = self._carry + self._play_until_learner_chooses()
         self._carry = 0.0
-        terminated = match.over
+        terminated = self._ended = match.over
         obs = encode(match, self.learner_seat)
         if self.render_mode == "human":
             print(self.render() + "\n")

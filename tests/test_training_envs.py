@@ -39,6 +39,17 @@ def test_gymnasium_make_and_a_whole_episode():
     assert total == info["chips"][info["learner_seat"]] - 100
 
 
+def test_an_illegal_action_ends_the_episode():
+    env = SingleSeatEnv(num_players=4)
+    env.reset(seed=1)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with pytest.warns(UserWarning, match="illegal action"):
+        _, reward, terminated, _, info = env.step(illegal)
+    assert terminated and reward == -1 and info["illegal_action"]
+    with pytest.raises(RuntimeError, match="the episode is over; call reset"):
+        env.step(0)
+
+
 def test_single_seat_env_bad_input():
     with pytest.raises(ValueError, match="learner_seat got 6"):
         SingleSeatEnv(num_players=6, learner_seat=6)
