@@ -29,7 +29,10 @@ class RandomPolicy(Policy):
     name = "random"
 
     def act_batch(self, obs, mask):
-        return argmax_legal(np.zeros(np.shape(mask)), mask, self.rng)
+        mask = check_masks(mask)
+        # the k-th legal action, k uniform: one random number per game
+        k = (self.rng.random(len(mask)) * mask.sum(axis=1)).astype(np.int64)
+        return (mask.cumsum(axis=1) > k[:, None]).argmax(axis=1)
 
 
 class RandomCard(Policy):

@@ -95,13 +95,13 @@ class BatchEnv:
         if dealers is None:
             dealers = self.rng.integers(N, size=k)
         dealers = np.asarray(dealers, np.int64)
-        if owners is None and self.backend == "numba":
+        if owners is None and self.backend == "numba":  # the same shuffle as below, compiled
             kernels.deal(games, self.rng.random((k, NUM_CARDS)), dealers, self.counts, self.hand_size, self.played,
                          self.open_rank, self.last_player, self.current_player, self.dealer, self.pot, self.score,
                          self.turns, self.winner, self._reported, self._rule_codes, self.rules.ante)
             return
         if owners is None:  # shuffle, then deal one card at a time from the dealer's left
-            pack = self.rng.random((k, NUM_CARDS)).argsort(axis=1)
+            pack = shuffle_packs(self.rng.random((k, NUM_CARDS)))
             owners = np.empty((k, NUM_CARDS), np.int64)
             np.put_along_axis(owners, pack, (dealers[:, None] + 1 + np.arange(NUM_CARDS)) % N, axis=1)
         else:
@@ -273,6 +273,18 @@ class BatchEnv:
             if not forced.any():
                 return
             self._lead(leading[forced], held[forced].argmax(axis=1))
+
+
+def shuffle_packs(uniforms: np.ndarray) -> np.ndarray:
+    """One shuffled pack of card ids per row of ``uniforms`` (k, 52): a Fisher–Yates shuffle whose i-th swap
+    partner is ``floor(u[i] * (i + 1))``, the same in both backends so a seed deals the same games."""
+    k = len(uniforms)
+    packs = np.tile(np.arange(NUM_CARDS), (k, 1))
+    rows = np.arange(k)
+    for position in range(NUM_CARDS - 1, 0, -1):
+        other = (uniforms[:, position] * (position + 1)).astype(np.int64)
+        packs[rows, position], packs[rows, other] = packs[rows, other], packs[rows, position].copy()
+    return packs
 
 
 def check_owners(owners, num_games: int, num_players: int) -> np.ndarray:

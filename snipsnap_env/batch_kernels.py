@@ -29,95 +29,75 @@ if numba is not None:
     jit = numba.njit(cache=True, nogil=True)
 
     @jit
-    def _go_out(b, w, hand_size, pot, score, winner, rules):
-        winner[b] = w
-        n = hand_size.shape[1]
-        if rules[CHIPS]:
-            total = pot[b]
-            for s in range(n):
-                if s != w:
-                    owed = rules[SETTLE] * hand_size[b, s]
-                    score[b, s] -= owed
-                    total += owed
-            score[b, w] += total
-            pot[b] = 0
-        else:
-            for s in range(n):
-                score[b, s] = -1.0 / (n - 1)
-            score[b, w] = 1.0
-
-    @jit
-    def _play(b, s, r, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-              winner, rules):
-        k = counts[b, s, r] if rules[MULTI] else 1
-        counts[b, s, r] -= k
-        hand_size[b, s] -= k
-        played[b, r] += k
-        last_player[b] = s
-        current_player[b] = s
-        turns[b] += 1
-        if hand_size[b, s] == 0:
-            _go_out(b, s, hand_size, pot, score, winner, rules)
-        elif played[b, r] == 4:
-            open_rank[b] = -1  # the closing player leads next
-
-    @jit
-    def _follow(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-                winner, rules):
-        n = hand_size.shape[1]
-        r = open_rank[b]
-        last = last_player[b]
-        s = (last + 1) % n
-        passes = 0
-        while counts[b, s, r] == 0:  # s passes
-            if rules[CHIPS] and rules[PASS_FEE] == FEE_TO_POT:
-                score[b, s] -= 1
-                pot[b] += 1
-            elif rules[CHIPS] and rules[PASS_FEE] == FEE_TO_PREVIOUS:
-                score[b, s] -= 1
-                score[b, last] += 1
-            passes += 1
-            s = (s + 1) % n
-        turns[b] += passes
-        if rules[CHIPS] and rules[PENALTIES] and passes == 0:
-            score[b, last] -= played[b, r]  # the latest card's player played card k = cards so far
-            pot[b] += played[b, r]
-        _play(b, s, r, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-              winner, rules)
-
-    @jit
-    def _play_forced(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner,
-                     rules):
-        """Play game ``b``'s follows, passes and one-rank leads until a real choice or the end."""
+    def _run(b, lead, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner,
+             rules):
+        """Game ``b``: lead rank ``lead`` (if ≥ 0), then play follows, passes and one-rank leads until a real
+        choice or the end of the deal. The game's state lives in locals while it runs (this is the hot loop)."""
+        chips, penalties, settle, fee, multi = rules[CHIPS], rules[PENALTIES], rules[SETTLE], rules[PASS_FEE], rules[MULTI]
+        held, sizes, done, chips_won = counts[b], hand_size[b], played[b], score[b]
+        n = sizes.shape[0]
+        rank, last, to_act, turn, in_pot = open_rank[b], last_player[b], current_player[b], turns[b], pot[b]
         while winner[b] < 0:
-            if open_rank[b] >= 0:
-                _follow(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-                        winner, rules)
-                continue
-            s = current_player[b]
-            distinct = 0
-            only = -1
-            for r in range(counts.shape[2]):
-                if counts[b, s, r] > 0:
-                    distinct += 1
-                    only = r
-            if distinct != 1:
-                return  # a real choice
-            open_rank[b] = only
-            _play(b, s, only, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
-                  turns, winner, rules)
+            if rank < 0:  # a lead: the choice given, else the only rank held, else stop for a real choice
+                if lead >= 0:
+                    rank, lead = lead, -1
+                else:
+                    distinct = 0
+                    for r in range(held.shape[1]):
+                        if held[to_act, r] > 0:
+                            distinct += 1
+                            rank = r
+                    if distinct != 1:
+                        rank = -1
+                        break
+                seat = to_act
+            else:  # a follow: the first holder going left from the latest card's player; the rest pass
+                seat = (last + 1) % n
+                passes = 0
+                while held[seat, rank] == 0:
+                    if chips and fee == FEE_TO_POT:
+                        chips_won[seat] -= 1
+                        in_pot += 1
+                    elif chips and fee == FEE_TO_PREVIOUS:
+                        chips_won[seat] -= 1
+                        chips_won[last] += 1
+                    passes += 1
+                    seat = (seat + 1) % n
+                turn += passes
+                if chips and penalties and passes == 0:  # the latest card's player played card k = cards so far
+                    chips_won[last] -= done[rank]
+                    in_pot += done[rank]
+            count = held[seat, rank] if multi else 1
+            held[seat, rank] -= count
+            sizes[seat] -= count
+            done[rank] += count
+            last = to_act = seat
+            turn += 1
+            if sizes[seat] == 0:  # out: the winner takes the pot and the settlement
+                winner[b] = seat
+                if chips:
+                    for other in range(n):
+                        if other != seat:
+                            owed = settle * sizes[other]
+                            chips_won[other] -= owed
+                            in_pot += owed
+                    chips_won[seat] += in_pot
+                    in_pot = 0
+                else:
+                    for other in range(n):
+                        chips_won[other] = -1.0 / (n - 1)
+                    chips_won[seat] = 1.0
+            elif done[rank] == 4:
+                rank = -1  # set closed: its last player leads next
+        open_rank[b], last_player[b], current_player[b], turns[b], pot[b] = rank, last, to_act, turn, in_pot
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def advance(actions, active, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
                 turns, winner, rules, rewards, reported):
         """Lead ``actions[b]`` where ``active[b]``, play each game's forced turns, and book ``rewards``."""
         for b in numba.prange(counts.shape[0]):
-            if active[b] and winner[b] < 0:
-                open_rank[b] = actions[b]
-                _play(b, current_player[b], actions[b], counts, hand_size, played, open_rank, last_player,
-                      current_player, pot, score, turns, winner, rules)
-            _play_forced(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-                         winner, rules)
+            _run(b, actions[b] if active[b] else -1, counts, hand_size, played, open_rank, last_player,
+                 current_player, pot, score, turns, winner, rules)
             for s in range(score.shape[1]):
                 rewards[b, s] = score[b, s] - reported[b, s]
                 reported[b, s] = score[b, s]
@@ -125,13 +105,16 @@ if numba is not None:
     @numba.njit(cache=True, nogil=True, parallel=True)
     def deal(games, uniforms, dealers, counts, hand_size, played, open_rank, last_player, current_player, dealer,
              pot, score, turns, winner, reported, rules, ante):
-        """Deal ``games`` anew (the pack ordered by ``argsort`` of each row of ``uniforms``, as the numpy
-        path does) and play their forced turns."""
+        """Deal ``games`` anew, the pack shuffled by ``uniforms`` as :func:`snipsnap_env.batch.shuffle_packs`
+        does, and play their forced turns."""
         n = hand_size.shape[1]
         num_ranks = counts.shape[2]
         for i in numba.prange(games.shape[0]):
             b = games[i]
-            pack = np.argsort(uniforms[i])
+            pack = np.arange(uniforms.shape[1])
+            for position in range(pack.shape[0] - 1, 0, -1):  # Fisher–Yates
+                other = int(uniforms[i, position] * (position + 1))
+                pack[position], pack[other] = pack[other], pack[position]
             counts[b, :, :] = 0
             for position in range(pack.shape[0]):
                 counts[b, (dealers[i] + 1 + position) % n, pack[position] % num_ranks] += 1
@@ -156,8 +139,8 @@ if numba is not None:
                     paid = ante + (1 if hand_size[b, s] < longest else 0)
                     score[b, s] -= paid
                     pot[b] += paid
-            _play_forced(b, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-                         winner, rules)
+            _run(b, -1, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
+                 winner, rules)
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def observe(obs, mask, const_obs, scale, counts, hand_size, played, pot, score, current_player, offsets):

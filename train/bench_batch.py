@@ -11,8 +11,7 @@ import argparse
 import json
 import time
 
-import numpy as np
-
+import agents
 from snipsnap_env import batch_kernels
 from snipsnap_env.batch import BatchEnv
 
@@ -22,14 +21,13 @@ from .bench_aec import aec_envs, measure_table
 def batch_speed(num_games: int, num_players: int, backend: str, seconds: float, seed: int = 0) -> dict:
     """Complete deals/s and decisions/s through BatchEnv.step with uniformly random legal leads."""
     env = BatchEnv(num_games, num_players, seed=seed, backend=backend)
-    rng = np.random.default_rng(seed)
+    policy = agents.make("random", seed=seed)
     obs, mask = env.reset()
-    obs, mask, *_ = env.step(np.where(mask, rng.random(mask.shape), -1).argmax(axis=1))  # compile / warm up
+    obs, mask, *_ = env.step(policy.act_batch(obs, mask))  # compile / warm up
     deals = decisions = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        actions = np.where(mask, rng.random(mask.shape), -1).argmax(axis=1)
-        obs, mask, _, dones, _ = env.step(actions)
+        obs, mask, _, dones, _ = env.step(policy.act_batch(obs, mask))
         deals += int(dones.sum())
         decisions += num_games
     elapsed = time.perf_counter() - start
