@@ -101,3 +101,10 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
     model.save(tmp_path / "small.zip")
     with pytest.raises(ValueError, match=r"trained for observations of shape \(50,\); .* shape \(111,\)"):
         agents.make("ppo", path=tmp_path / "small.zip")
+
+
+def test_the_shipped_model_loads_and_plays_every_table_size():
+    player = agents.make("ppo")
+    assert player.path.name == "ppo_scarne_6p.zip"
+    for num_players in (3, 6, 8):
+        play_aec_game(player, num_players, "scarne", seed=num_players)
