@@ -108,3 +108,16 @@ def test_the_shipped_model_loads_and_plays_every_table_size():
     assert player.path.name == "ppo_scarne_6p.zip"
     for num_players in (3, 6, 8):
         play_aec_game(player, num_players, "scarne", seed=num_players)
+
+
+def test_the_main_job_trains_then_benchmarks_and_reuses_a_finished_run(tmp_path, capsys):
+    from train import main
+
+    argv = SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path / "runs"), "--eval-deals-final", "300",
+                    "--results", str(tmp_path / "results")]
+    rows = main.main(argv)
+    assert [row.name for row in rows][:5] == ["random", "random_card", "most_copies", "fewest_copies", "control"]
+    assert rows[-1].name.startswith("ppo:") and rows[-1].deals == 300
+    assert (tmp_path / "results" / "results.md").read_text().count("paired difference vs") == 2
+    main.main(argv)
+    assert "reusing the finished run" in capsys.readouterr().out
