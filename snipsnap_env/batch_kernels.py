@@ -1,7 +1,8 @@
 """Compiled per-game kernels for :class:`snipsnap_env.batch.BatchEnv`, used when numba is installed.
 
-The same rules as the engine, written turn by turn for one game ``b`` and compiled by numba; ``advance``
-and ``observe`` run them over every game in parallel. Without numba, BatchEnv uses its numpy path.
+The same rules as the engine, written turn by turn for one game ``b`` (``_run``) and compiled by numba;
+``advance`` (leads, forced turns, rewards), ``deal`` (shuffle, deal, ante) and ``observe`` run over the
+games in parallel. Without numba, BatchEnv uses its numpy path; parity tests hold all three together.
 Install with ``pip install "snipsnap[fast]"`` (the training extras include it).
 """
 
