@@ -44,6 +44,14 @@ def best_of(rounds: int, make_env, seconds: float) -> dict:
     return max((measure(make_env, seconds) for _ in range(rounds)), key=lambda figures: figures["turns_per_s"])
 
 
+def save_json(results: dict, path: str | None) -> dict:
+    """Write the figures to ``path`` (if given) and return them."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(results, f, indent=2)
+    return results
+
+
 def aec_envs(player_counts) -> dict:
     """connect_four_v3 (the reference) and snipsnap's raw and wrapped env for each player count."""
     import snipsnap_env
@@ -78,10 +86,7 @@ def main(argv=None) -> dict:
     ratio = results["snipsnap env() N=6"]["turns_per_s"] / results["connect_four_v3 env()"]["turns_per_s"]
     results["wrapped_6p_vs_connect_four"] = ratio
     print(f"\nwrapped 6-player env / connect_four_v3 turns/s: {ratio:.2f}x (target >= 2x)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-    return results
+    return save_json(results, args.json)
 
 
 if __name__ == "__main__":

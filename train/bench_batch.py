@@ -8,14 +8,13 @@ PettingZoo's connect_four_v3 in the same run as the reference. Prints a table an
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import agents
 from snipsnap_env import batch_kernels
 from snipsnap_env.batch import BatchEnv
 
-from .bench_aec import aec_envs, measure_table
+from .bench_aec import aec_envs, measure_table, save_json
 
 
 def batch_speed(num_games: int, num_players: int, backend: str, seconds: float, seed: int = 0) -> dict:
@@ -82,10 +81,7 @@ def main(argv=None) -> dict:
     results["ppo_fps"] = {"single_env": single, "batch_vec_env": batched, "speedup": batched / single}
     print(f"single-seat env (DummyVecEnv, 1 env): {single:,.0f} fps")
     print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-    return results
+    return save_json(results, args.json)
 
 
 if __name__ == "__main__":
