@@ -110,8 +110,9 @@ def make_callbacks(args: Args, run_dir: Path):
         def __init__(self):
             super().__init__()
             self.deals = PairedDeals.draw(args.eval_deals, args.num_players, len(args.opponents), args.seed + 12345)
-            earlier = run_dir / "eval.csv"  # a resumed run keeps the best model it already had unless beaten
-            self.best = max((float(row[2]) for row in csv.reader(open(earlier))), default=-np.inf) if earlier.exists() else -np.inf
+            # a resumed run keeps the best model it already had unless a new evaluation beats it
+            earlier = list(csv.reader(open(run_dir / "eval.csv"))) if (run_dir / "eval.csv").exists() else []
+            self.best = max((float(row[2]) for row in earlier), default=-np.inf)
             self.next_eval = 0
             self.random_chips = None
 
