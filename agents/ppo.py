@@ -23,25 +23,32 @@ class PPOPolicy(Policy):
 
     name = "ppo"
 
-    def __init__(self, path: str | Path | None = None, deterministic: bool = True, seed: int | None = None,
-                 device: str = "cpu"):
+    def __init__(
+        self, path: str | Path | None = None, deterministic: bool = True, seed: int | None = None, device: str = "cpu"
+    ):
         super().__init__(seed)
         from sb3_contrib import MaskablePPO
 
         self.path = Path(path) if path is not None else SHIPPED_MODEL
         if not self.path.is_file():
             hint = " (the shipped model is missing from this install)" if path is None else ""
-            raise FileNotFoundError(f"no PPO model file at {self.path}{hint}; expected a MaskablePPO .zip "
-                                    "saved by python -m train.train_ppo")
+            raise FileNotFoundError(
+                f"no PPO model file at {self.path}{hint}; expected a MaskablePPO .zip "
+                "saved by python -m train.train_ppo"
+            )
         try:
             self.model = MaskablePPO.load(self.path, device=device)
         except (zipfile.BadZipFile, KeyError, ValueError, EOFError, RuntimeError) as error:
-            raise ValueError(f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
-                             "expected a .zip saved by python -m train.train_ppo") from None
+            raise ValueError(
+                f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
+                "expected a .zip saved by python -m train.train_ppo"
+            ) from None
         shape = getattr(self.model.observation_space, "shape", None)
         if shape != (OBS_DIM,):
-            raise ValueError(f"{self.path} was trained for observations of shape {shape}; this version of "
-                             f"snipsnap_env makes observations of shape ({OBS_DIM},): retrain the model")
+            raise ValueError(
+                f"{self.path} was trained for observations of shape {shape}; this version of "
+                f"snipsnap_env makes observations of shape ({OBS_DIM},): retrain the model"
+            )
         if getattr(self.model.action_space, "n", None) != 14:
             raise ValueError(f"{self.path} was trained for {self.model.action_space}; expected Discrete(14)")
         self.deterministic = deterministic

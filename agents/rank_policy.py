@@ -29,8 +29,13 @@ class RankSharedHead(nn.Module):
         super().__init__()
         table_features = OBS_DIM - _CONTEXT_START + CARDS_PER_RANK + 1  # + the copies histogram (0..4)
         self.context = nn.Sequential(nn.Linear(table_features, context_dim), nn.Tanh())
-        self.scorer = nn.Sequential(nn.Linear(len(_PER_RANK) + context_dim, hidden), nn.Tanh(),
-                                    nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.scorer = nn.Sequential(
+            nn.Linear(len(_PER_RANK) + context_dim, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, 1),
+        )
         self.pass_logit = nn.Linear(context_dim, 1)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:

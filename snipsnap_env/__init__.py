@@ -10,8 +10,20 @@ from .observation import OBS_DIM
 from .rules import PRESETS, Rules, make_rules
 from .single_agent import SingleSeatEnv
 
-__all__ = ["env", "raw_env", "Deal", "Match", "Rules", "make_rules", "PRESETS", "IllegalActionError",
-           "NUM_ACTIONS", "PASS", "OBS_DIM", "SingleSeatEnv"]
+__all__ = [
+    "env",
+    "raw_env",
+    "Deal",
+    "Match",
+    "Rules",
+    "make_rules",
+    "PRESETS",
+    "IllegalActionError",
+    "NUM_ACTIONS",
+    "PASS",
+    "OBS_DIM",
+    "SingleSeatEnv",
+]
 __version__ = "0.1.0"
 
 

@@ -36,8 +36,14 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {"render_modes": ["human", "ansi"], "name": "snipsnap_v0", "is_parallelizable": False}
 
-    def __init__(self, num_players: int = 6, rules="scarne", num_deals: int = 1, render_mode: str | None = None,
-                 auto_forced: bool = False):
+    def __init__(
+        self,
+        num_players: int = 6,
+        rules="scarne",
+        num_deals: int = 1,
+        render_mode: str | None = None,
+        auto_forced: bool = False,
+    ):
         EzPickle.__init__(self, num_players, rules, num_deals, render_mode, auto_forced)
         super().__init__()
         self.num_players = check_num_players(num_players)
@@ -49,10 +55,12 @@ class raw_env(AECEnv, EzPickle):
         self._match = Match(self.rules, self.num_players, num_deals)
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
-        })
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self._rng: np.random.Generator | None = None

@@ -40,8 +40,9 @@ class BatchEnv:
     all games), or ``"auto"``: numba when it is installed.
     """
 
-    def __init__(self, num_games: int, num_players: int, rules="scarne", seed: int | None = None,
-                 backend: str = "auto"):
+    def __init__(
+        self, num_games: int, num_players: int, rules="scarne", seed: int | None = None, backend: str = "auto"
+    ):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games got {num_games!r}; allowed: an integer of at least 1")
         if backend not in ("auto", "numba", "numpy"):
@@ -75,8 +76,9 @@ class BatchEnv:
         const[SLICES["deals_left"]] = 1
         self._const_obs = const * SCALE
         self._rule_codes = kernels.rule_codes(self.rules)
-        self._offsets = np.array([SLICES[name].start for name in ("hand", "played", "unseen", "hand_size", "score",
-                                                                    "pot")], np.int64)
+        self._offsets = np.array(
+            [SLICES[name].start for name in ("hand", "played", "unseen", "hand_size", "score", "pot")], np.int64
+        )
 
     # ---- dealing --------------------------------------------------------------------------------------
     def reset(self, owners: np.ndarray | None = None, dealers: np.ndarray | None = None):
@@ -96,9 +98,25 @@ class BatchEnv:
             dealers = self.rng.integers(N, size=k)
         dealers = np.asarray(dealers, np.int64)
         if owners is None and self.backend == "numba":  # the same shuffle as below, compiled
-            kernels.deal(games, self.rng.random((k, NUM_CARDS)), dealers, self.counts, self.hand_size, self.played,
-                         self.open_rank, self.last_player, self.current_player, self.dealer, self.pot, self.score,
-                         self.turns, self.winner, self._reported, self._rule_codes, self.rules.ante)
+            kernels.deal(
+                games,
+                self.rng.random((k, NUM_CARDS)),
+                dealers,
+                self.counts,
+                self.hand_size,
+                self.played,
+                self.open_rank,
+                self.last_player,
+                self.current_player,
+                self.dealer,
+                self.pot,
+                self.score,
+                self.turns,
+                self.winner,
+                self._reported,
+                self._rule_codes,
+                self.rules.ante,
+            )
             return
         if owners is None:  # shuffle, then deal one card at a time from the dealer's left
             pack = shuffle_packs(self.rng.random((k, NUM_CARDS)))
@@ -139,8 +157,19 @@ class BatchEnv:
         if self.backend == "numba":
             obs = np.empty((B, OBS_DIM), np.float32)
             mask = np.empty((B, NUM_ACTIONS), np.int8)
-            kernels.observe(obs, mask, self._const_obs, SCALE, self.counts, self.hand_size, self.played, self.pot,
-                            self.score, self.current_player, self._offsets)
+            kernels.observe(
+                obs,
+                mask,
+                self._const_obs,
+                SCALE,
+                self.counts,
+                self.hand_size,
+                self.played,
+                self.pot,
+                self.score,
+                self.current_player,
+                self._offsets,
+            )
             return obs, mask
         games = np.arange(B)
         hand = self.counts[games, self.current_player].astype(np.float32)
@@ -169,20 +198,26 @@ class BatchEnv:
         legal[legal] = self.counts[games[legal], self.current_player[games[legal]], acts[legal]] > 0
         if not legal.all():
             bad = games[~legal][:10]
-            raise ValueError(f"illegal actions {actions[bad].tolist()} in games {bad.tolist()}: "
-                             "a lead must be a rank (0..12) that the seat to act holds")
+            raise ValueError(
+                f"illegal actions {actions[bad].tolist()} in games {bad.tolist()}: "
+                "a lead must be a rank (0..12) that the seat to act holds"
+            )
         if self.backend == "numba":  # lead, forced turns and rewards in one compiled pass
             rewards = np.empty_like(self.score)
-            self._advance(actions, np.ones(self.num_games, bool) if active is None else np.asarray(active, bool),
-                          rewards)
+            self._advance(
+                actions, np.ones(self.num_games, bool) if active is None else np.asarray(active, bool), rewards
+            )
         else:
             self._lead(games, acts)
             self._play_forced()
             rewards = self.score - self._reported
             self._reported[:] = self.score
         ended = self.winner >= 0
-        infos = {"winner": self.winner.copy(), "turns": np.where(ended, self.turns, 0),
-                 "deal_score": np.where(ended[:, None], self.score, 0.0)}
+        infos = {
+            "winner": self.winner.copy(),
+            "turns": np.where(ended, self.turns, 0),
+            "deal_score": np.where(ended[:, None], self.score, 0.0),
+        }
         done_games = np.flatnonzero(ended)
         if done_games.size:
             self._deal(done_games)  # the numba backend also plays the new deals' forced turns
@@ -192,9 +227,23 @@ class BatchEnv:
         return obs, mask, rewards, ended, infos
 
     def _advance(self, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray) -> None:
-        kernels.advance(actions, active, self.counts, self.hand_size, self.played, self.open_rank, self.last_player,
-                        self.current_player, self.pot, self.score, self.turns, self.winner, self._rule_codes,
-                        rewards, self._reported)
+        kernels.advance(
+            actions,
+            active,
+            self.counts,
+            self.hand_size,
+            self.played,
+            self.open_rank,
+            self.last_player,
+            self.current_player,
+            self.pot,
+            self.score,
+            self.turns,
+            self.winner,
+            self._rule_codes,
+            rewards,
+            self._reported,
+        )
 
     def _lead(self, games: np.ndarray, ranks: np.ndarray) -> None:
         self.open_rank[games] = ranks
@@ -291,7 +340,9 @@ def check_owners(owners, num_games: int, num_players: int) -> np.ndarray:
     """``owners`` (B, 52) of seats, each game's hands non-empty, or a clear error."""
     owners = np.asarray(owners)
     if owners.shape != (num_games, NUM_CARDS):
-        raise ValueError(f"owners must have shape ({num_games}, {NUM_CARDS}): the seat of each card, got {owners.shape}")
+        raise ValueError(
+            f"owners must have shape ({num_games}, {NUM_CARDS}): the seat of each card, got {owners.shape}"
+        )
     if not np.issubdtype(owners.dtype, np.integer) or owners.min() < 0 or owners.max() >= num_players:
         raise ValueError(f"owners must hold seats from 0 to {num_players - 1}")
     sizes = np.stack([(owners == seat).sum(axis=1) for seat in range(num_players)], axis=1)

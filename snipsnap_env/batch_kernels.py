@@ -30,11 +30,18 @@ if numba is not None:
     jit = numba.njit(cache=True, nogil=True)
 
     @jit
-    def _run(b, lead, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner,
-             rules):
+    def _run(
+        b, lead, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner, rules
+    ):
         """Game ``b``: lead rank ``lead`` (if ≥ 0), then play follows, passes and one-rank leads until a real
         choice or the end of the deal. The game's state lives in locals while it runs (this is the hot loop)."""
-        chips, penalties, settle, fee, multi = rules[CHIPS], rules[PENALTIES], rules[SETTLE], rules[PASS_FEE], rules[MULTI]
+        chips, penalties, settle, fee, multi = (
+            rules[CHIPS],
+            rules[PENALTIES],
+            rules[SETTLE],
+            rules[PASS_FEE],
+            rules[MULTI],
+        )
         held, sizes, done, chips_won = counts[b], hand_size[b], played[b], score[b]
         n = sizes.shape[0]
         rank, last, to_act, turn, in_pot = open_rank[b], last_player[b], current_player[b], turns[b], pot[b]
@@ -93,19 +100,64 @@ if numba is not None:
         open_rank[b], last_player[b], current_player[b], turns[b], pot[b] = rank, last, to_act, turn, in_pot
 
     @numba.njit(cache=True, nogil=True, parallel=True)
-    def advance(actions, active, counts, hand_size, played, open_rank, last_player, current_player, pot, score,
-                turns, winner, rules, rewards, reported):
+    def advance(
+        actions,
+        active,
+        counts,
+        hand_size,
+        played,
+        open_rank,
+        last_player,
+        current_player,
+        pot,
+        score,
+        turns,
+        winner,
+        rules,
+        rewards,
+        reported,
+    ):
         """Lead ``actions[b]`` where ``active[b]``, play each game's forced turns, and book ``rewards``."""
         for b in numba.prange(counts.shape[0]):
-            _run(b, actions[b] if active[b] else -1, counts, hand_size, played, open_rank, last_player,
-                 current_player, pot, score, turns, winner, rules)
+            _run(
+                b,
+                actions[b] if active[b] else -1,
+                counts,
+                hand_size,
+                played,
+                open_rank,
+                last_player,
+                current_player,
+                pot,
+                score,
+                turns,
+                winner,
+                rules,
+            )
             for s in range(score.shape[1]):
                 rewards[b, s] = score[b, s] - reported[b, s]
                 reported[b, s] = score[b, s]
 
     @numba.njit(cache=True, nogil=True, parallel=True)
-    def deal(games, uniforms, dealers, counts, hand_size, played, open_rank, last_player, current_player, dealer,
-             pot, score, turns, winner, reported, rules, ante):
+    def deal(
+        games,
+        uniforms,
+        dealers,
+        counts,
+        hand_size,
+        played,
+        open_rank,
+        last_player,
+        current_player,
+        dealer,
+        pot,
+        score,
+        turns,
+        winner,
+        reported,
+        rules,
+        ante,
+    ):
         """Deal ``games`` anew, the pack shuffled by ``uniforms`` as :func:`snipsnap_env.batch.shuffle_packs`
         does, and play their forced turns."""
         n = hand_size.shape[1]
@@ -140,8 +192,21 @@ if numba is not None:
                     paid = ante + (1 if hand_size[b, s] < longest else 0)
                     score[b, s] -= paid
                     pot[b] += paid
-            _run(b, -1, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns,
-                 winner, rules)
+            _run(
+                b,
+                -1,
+                counts,
+                hand_size,
+                played,
+                open_rank,
+                last_player,
+                current_player,
+                pot,
+                score,
+                turns,
+                winner,
+                rules,
+            )
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def observe(obs, mask, const_obs, scale, counts, hand_size, played, pot, score, current_player, offsets):

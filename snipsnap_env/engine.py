@@ -17,7 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import CARDS_PER_RANK, NUM_RANKS, RANK_NAMES, card_id, check_hands, deal_pack, rank_of, shuffled_pack, suit_of
+from .cards import (
+    CARDS_PER_RANK,
+    NUM_RANKS,
+    RANK_NAMES,
+    card_id,
+    check_hands,
+    deal_pack,
+    rank_of,
+    shuffled_pack,
+    suit_of,
+)
 from .events import Event, EventKind, call_for
 from .rules import Rules, check_num_players
 
@@ -130,7 +140,9 @@ class Deal:
         if action not in legal:
             allowed = ", ".join(f"{a} ({action_name(a)})" for a in legal)
             shown = action_name(action) if isinstance(action, (int, np.integer)) and 0 <= action <= PASS else "?"
-            raise IllegalActionError(f"player_{self.to_act} cannot take action {action!r} ({shown}) now; legal: {allowed}")
+            raise IllegalActionError(
+                f"player_{self.to_act} cannot take action {action!r} ({shown}) now; legal: {allowed}"
+            )
         first_new = len(self.events)
         self.turns += 1
         if action == PASS:
@@ -151,7 +163,9 @@ class Deal:
             self.played[rank] += 1
             position = self.played[rank]
             kind = EventKind.LEAD if position == 1 else EventKind.PLAY
-            self.events.append(Event(kind, seat, card_id(suit, rank), position, call_for(self.rules.calls, position, rank)))
+            self.events.append(
+                Event(kind, seat, card_id(suit, rank), position, call_for(self.rules.calls, position, rank))
+            )
             if penalised is not None:
                 self._penalise(penalised, position - 1)
                 penalised = None

@@ -136,8 +136,15 @@ def _table_template(rules: Rules, n: int) -> list[float]:
     return raw
 
 
-_RELATIVE_SEATS = {n: [[(seat + i) % n for i in range(n)] for seat in range(n)] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+_RELATIVE_SEATS = {
+    n: [[(seat + i) % n for i in range(n)] for seat in range(n)] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
 _HAND, _PLAYED, _UNSEEN, _RULES = SLICES["hand"], SLICES["played"], SLICES["unseen"], SLICES["rules"]
-_OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = _at("open_rank"), _at("is_lead"), _at("set_cards"), _at("would_penalise")
+_OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = (
+    _at("open_rank"),
+    _at("is_lead"),
+    _at("set_cards"),
+    _at("would_penalise"),
+)
 _LAST_PLAYER, _TO_ACT, _HAND_SIZE, _SCORE = _at("last_player"), _at("to_act"), _at("hand_size"), _at("score")
 _SEAT_PRESENT, _POT, _NUM_PLAYERS, _DEALS_LEFT = _at("seat_present"), _at("pot"), _at("num_players"), _at("deals_left")

@@ -95,8 +95,10 @@ def make_rules(rules: "str | Rules | None" = "scarne", **overrides) -> Rules:
 
 def check_num_players(num_players) -> int:
     """Return ``num_players`` if it is a whole number in 3..8, else raise a clear error."""
-    if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
-        MIN_PLAYERS <= num_players <= MAX_PLAYERS
+    if (
+        isinstance(num_players, bool)
+        or not isinstance(num_players, int)
+        or not (MIN_PLAYERS <= num_players <= MAX_PLAYERS)
     ):
         raise ValueError(f"num_players got {num_players!r}; allowed: an integer from {MIN_PLAYERS} to {MAX_PLAYERS}")
     return num_players

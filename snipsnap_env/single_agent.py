@@ -42,14 +42,23 @@ class SingleSeatEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "human"]}
 
-    def __init__(self, num_players: int = 6, rules="scarne", opponents: Sequence[OpponentPolicy] | None = None,
-                 learner_seat: int | None = None, num_deals: int = 1, render_mode: str | None = None):
+    def __init__(
+        self,
+        num_players: int = 6,
+        rules="scarne",
+        opponents: Sequence[OpponentPolicy] | None = None,
+        learner_seat: int | None = None,
+        num_deals: int = 1,
+        render_mode: str | None = None,
+    ):
         self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (len(opponents) == 0 or not all(callable(p) for p in opponents)):
-            raise ValueError("opponents must be None or a non-empty sequence of policies (callables on an observation dict)")
+            raise ValueError(
+                "opponents must be None or a non-empty sequence of policies (callables on an observation dict)"
+            )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'ansi', 'human'")
         self.opponents = list(opponents) if opponents is not None else None
@@ -70,9 +79,13 @@ class SingleSeatEnv(gymnasium.Env):
                 if hasattr(policy, "reseed"):
                     policy.reseed(int(self.np_random.integers(2**63)))
         while True:
-            self.learner_seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
-            self._seat_policy = [None if self.opponents is None else self.opponents[self.np_random.integers(len(self.opponents))]
-                                 for _ in range(self.num_players)]
+            self.learner_seat = (
+                self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
+            )
+            self._seat_policy = [
+                None if self.opponents is None else self.opponents[self.np_random.integers(len(self.opponents))]
+                for _ in range(self.num_players)
+            ]
             self.match.start(self.np_random)
             self._score_seen = float(self.rules.starting_chips if self.rules.chips else 0)
             self._carry = self._play_until_learner_chooses()
@@ -122,7 +135,9 @@ class SingleSeatEnv(gymnasium.Env):
         mask = self.match.deal.legal_mask()
         action = int(policy({"observation": encode(self.match, seat), "action_mask": mask}))
         if action not in legal:
-            raise ValueError(f"opponent policy {policy!r} chose illegal action {action} for seat {seat}; legal: {legal}")
+            raise ValueError(
+                f"opponent policy {policy!r} chose illegal action {action} for seat {seat}; legal: {legal}"
+            )
         return action
 
     def action_masks(self) -> np.ndarray:

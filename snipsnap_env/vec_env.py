@@ -30,8 +30,16 @@ class SnipSnapVecEnv(VecEnv):
     random legal actions drawn from this env's generator.
     """
 
-    def __init__(self, num_envs: int, num_players: int = 6, rules="scarne", opponents: Sequence | None = None,
-                 learner_seat: int | None = None, seed: int | None = None, backend: str = "auto"):
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 6,
+        rules="scarne",
+        opponents: Sequence | None = None,
+        learner_seat: int | None = None,
+        seed: int | None = None,
+        backend: str = "auto",
+    ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed, backend=backend)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
@@ -55,7 +63,9 @@ class SnipSnapVecEnv(VecEnv):
         self._new_episodes(np.arange(self.num_envs))
         self._carry[:] = 0.0
         done = np.ones(self.num_envs, bool)  # nothing of this reset belongs to an earlier transition
-        self._obs, self._mask = self._play_others(obs, mask, np.zeros(self.num_envs), done, [{} for _ in range(self.num_envs)])
+        self._obs, self._mask = self._play_others(
+            obs, mask, np.zeros(self.num_envs), done, [{} for _ in range(self.num_envs)]
+        )
         return self._obs
 
     def step_async(self, actions: np.ndarray) -> None:

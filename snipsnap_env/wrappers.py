@@ -11,21 +11,34 @@ from __future__ import annotations
 
 from pettingzoo.utils import wrappers
 
-_FORWARDED = ("agent_selection", "agents", "possible_agents", "num_agents", "max_num_agents",
-              "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
+_FORWARDED = (
+    "agent_selection",
+    "agents",
+    "possible_agents",
+    "num_agents",
+    "max_num_agents",
+    "terminations",
+    "truncations",
+    "rewards",
+    "infos",
+    "_cumulative_rewards",
+)
 # OrderEnforcingWrapper refuses these before reset(); falling back to its __getattr__ keeps its message.
 _NEED_RESET = {"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents", "agents"}
 
 
 def _forward(name: str, check_reset: bool) -> property:
     if check_reset and name in _NEED_RESET:
+
         def read(self):
             if not self._has_reset:
                 raise AttributeError(name)  # Python then asks the wrapper's __getattr__, which explains
             return getattr(self._raw, name)
     else:
+
         def read(self):
             return getattr(self._raw, name)
+
     return property(read, doc=f"``{name}`` of the unwrapped env.")
 
 

@@ -42,8 +42,10 @@ def test_seed(preset, num_players):
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
 def test_render(preset, num_players, capsys):
-    render_test(functools.partial(snipsnap_env.env, num_players=num_players, rules=preset),
-                custom_tests={"ansi": lambda text: "Snip Snap Snorem" in text and "player_0" in text})
+    render_test(
+        functools.partial(snipsnap_env.env, num_players=num_players, rules=preset),
+        custom_tests={"ansi": lambda text: "Snip Snap Snorem" in text and "player_0" in text},
+    )
     assert "Snip Snap Snorem" in capsys.readouterr().out  # human mode printed the table
 
 

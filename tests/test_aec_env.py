@@ -74,7 +74,9 @@ def test_info_carries_the_events_of_the_last_step():
     env.step(0)
     env.step(0)
     assert [str(e) for e in env.infos["player_0"]["events"]] == [
-        "player_1 plays AD: Snip!", "player_0 is snipped: pays 1 chip into the pot"]
+        "player_1 plays AD: Snip!",
+        "player_0 is snipped: pays 1 chip into the pot",
+    ]
     _, reward, *_ = env.last()  # player_2's turn; it paid nothing yet
     assert reward == 0
     assert env.rewards["player_0"] == -1
@@ -153,15 +155,18 @@ def test_observation_is_relative_to_the_observer():
 
 
 # ---- bad input -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs, words", [
-    ({"num_players": 2}, "num_players got 2; allowed: an integer from 3 to 8"),
-    ({"num_players": 9}, "num_players got 9"),
-    ({"num_players": "6"}, "num_players got '6'"),
-    ({"rules": "snap"}, "unknown rules preset 'snap'; known presets: scarne"),
-    ({"rules": 3}, "rules must be a preset name or a Rules value"),
-    ({"num_deals": 0}, "num_deals got 0"),
-    ({"render_mode": "rgb_array"}, "render_mode got 'rgb_array'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"num_players": 2}, "num_players got 2; allowed: an integer from 3 to 8"),
+        ({"num_players": 9}, "num_players got 9"),
+        ({"num_players": "6"}, "num_players got '6'"),
+        ({"rules": "snap"}, "unknown rules preset 'snap'; known presets: scarne"),
+        ({"rules": 3}, "rules must be a preset name or a Rules value"),
+        ({"num_deals": 0}, "num_deals got 0"),
+        ({"render_mode": "rgb_array"}, "render_mode got 'rgb_array'"),
+    ],
+)
 def test_bad_construction_is_a_clear_error(kwargs, words):
     with pytest.raises(ValueError, match=words.replace("(", r"\(")):
         snipsnap_env.env(**kwargs)
@@ -170,7 +175,9 @@ def test_bad_construction_is_a_clear_error(kwargs, words):
 def test_bad_rules_options_are_clear_errors():
     with pytest.raises(ValueError, match="unknown rules option 'antes'; known options: chips"):
         snipsnap_env.make_rules("scarne", antes=1)
-    with pytest.raises(ValueError, match="rules option 'pass_fee' got 'to_me'; allowed: 'none', 'to_pot', 'to_previous'"):
+    with pytest.raises(
+        ValueError, match="rules option 'pass_fee' got 'to_me'; allowed: 'none', 'to_pot', 'to_previous'"
+    ):
         snipsnap_env.Rules(pass_fee="to_me")
     with pytest.raises(ValueError, match="rules option 'ante' got 2; allowed: 0, 1"):
         snipsnap_env.Rules(ante=2)
@@ -178,13 +185,16 @@ def test_bad_rules_options_are_clear_errors():
         snipsnap_env.Rules(chips=1)
 
 
-@pytest.mark.parametrize("hands, words", [
-    ([list(range(26)), list(range(26, 52))], "hands must be a list of 3 hands"),
-    ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [0]], r"repeated: \[0\], missing: \[51\]"),
-    ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [52]], r"out of range: \[52\]"),
-    ([list(range(52)), [], []], r"hands\[1\] is empty"),
-    ([list(range(50)), ["x"], [51]], r"hands\[1\] must be a list of card ids"),
-])
+@pytest.mark.parametrize(
+    "hands, words",
+    [
+        ([list(range(26)), list(range(26, 52))], "hands must be a list of 3 hands"),
+        ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [0]], r"repeated: \[0\], missing: \[51\]"),
+        ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [52]], r"out of range: \[52\]"),
+        ([list(range(52)), [], []], r"hands\[1\] is empty"),
+        ([list(range(50)), ["x"], [51]], r"hands\[1\] must be a list of card ids"),
+    ],
+)
 def test_bad_hands_option_is_a_clear_error(hands, words):
     env = snipsnap_env.env(num_players=3)
     with pytest.raises(ValueError, match=words):
@@ -201,7 +211,9 @@ def test_dealer_outside_the_table_is_a_clear_error(dealer):
 def test_raw_env_raises_on_an_illegal_action():
     env = snipsnap_env.raw_env(num_players=3)
     env.reset(options={"hands": hands_from_names(3, {0: "AC 2C", 1: "3C"}, rest=2), "dealer": 2})
-    with pytest.raises(IllegalActionError, match=r"player_0 cannot take action 13 \(pass\) now; legal: 0 \(play A\), 1"):
+    with pytest.raises(
+        IllegalActionError, match=r"player_0 cannot take action 13 \(pass\) now; legal: 0 \(play A\), 1"
+    ):
         env.step(PASS)
     with pytest.raises(IllegalActionError, match="cannot take action 5"):
         env.step(5)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import play_aec_game
 
 import agents
-from helpers import play_aec_game
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.rules import PRESETS
 

@@ -35,3 +35,14 @@ def test_readme_lists_every_preset():
 def test_ci_runs_the_readme_test_command():
     assert "<!-- test-command -->" in (ROOT / "README.md").read_text()
     assert "test-command" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_code_passes_the_linter():
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("ruff") is None and subprocess.run([sys.executable, "-m", "ruff", "--version"]).returncode:
+        pytest.skip("ruff is not installed (it comes with the dev extras)")
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout

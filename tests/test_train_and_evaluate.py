@@ -7,18 +7,37 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-import agents  # noqa: E402
 from helpers import play_aec_game  # noqa: E402
+
+import agents  # noqa: E402
 from train import evaluate, train_ppo  # noqa: E402
 
-SMOKE = ["--num-players", "4", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "256",
-         "--eval-deals", "200", "--checkpoint-every", "256", "--no-progress", "--threads", "1"]
+SMOKE = [
+    "--num-players",
+    "4",
+    "--num-envs",
+    "16",
+    "--n-steps",
+    "16",
+    "--batch-size",
+    "64",
+    "--eval-every",
+    "256",
+    "--eval-deals",
+    "200",
+    "--checkpoint-every",
+    "256",
+    "--no-progress",
+    "--threads",
+    "1",
+]
 
 
 @pytest.mark.parametrize("policy", ["mlp", "rank_shared"])
 def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, policy):
-    final = train_ppo.main(SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path), "--run-name", "smoke",
-                                    "--policy", policy])
+    final = train_ppo.main(
+        SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path), "--run-name", "smoke", "--policy", policy]
+    )
     run = tmp_path / "smoke"
     for name in ("final_model.zip", "best_model.zip", "eval.csv", "progress.csv", "learning_curve.png", "args.json"):
         assert (run / name).exists(), name
@@ -28,20 +47,35 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         play_aec_game(player, num_players, "bicycle", seed=num_players)
 
     # resume: carries on from the latest checkpoint up to the new total
-    train_ppo.main(SMOKE + ["--total-timesteps", "1024", "--out-dir", str(tmp_path), "--run-name", "smoke", "--resume",
-                            "--policy", policy])
+    train_ppo.main(
+        SMOKE
+        + [
+            "--total-timesteps",
+            "1024",
+            "--out-dir",
+            str(tmp_path),
+            "--run-name",
+            "smoke",
+            "--resume",
+            "--policy",
+            policy,
+        ]
+    )
     from sb3_contrib import MaskablePPO
 
     assert MaskablePPO.load(run / "final_model.zip").num_timesteps >= 1024
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--opponents", "smart"], "unknown opponent 'smart'"),
-    (["--rules", "snap"], "unknown rules preset 'snap'"),
-    (["--policy", "cnn"], "policy got 'cnn'"),
-    (["--num-players", "9"], "num_players got 9"),
-    (["--total-timesteps", "0"], "total_timesteps got 0"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--opponents", "smart"], "unknown opponent 'smart'"),
+        (["--rules", "snap"], "unknown rules preset 'snap'"),
+        (["--policy", "cnn"], "policy got 'cnn'"),
+        (["--num-players", "9"], "num_players got 9"),
+        (["--total-timesteps", "0"], "total_timesteps got 0"),
+    ],
+)
 def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
     with pytest.raises(SystemExit):
         train_ppo.main(argv)
@@ -54,8 +88,18 @@ def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path):
 
 
 def test_evaluation_is_deterministic_for_a_seed(tmp_path):
-    runs = [evaluate.evaluate(["most_copies", "control"], ["random", "most_copies"], num_players=5, deals=3000,
-                              seed=11, out_dir=str(tmp_path / str(i)), quiet=True) for i in range(2)]
+    runs = [
+        evaluate.evaluate(
+            ["most_copies", "control"],
+            ["random", "most_copies"],
+            num_players=5,
+            deals=3000,
+            seed=11,
+            out_dir=str(tmp_path / str(i)),
+            quiet=True,
+        )
+        for i in range(2)
+    ]
     assert runs[0] == runs[1]
     for name in ("results.md", "results.csv", "results.json", "results.png"):
         assert (tmp_path / "0" / name).exists()
@@ -66,8 +110,10 @@ def test_evaluation_is_deterministic_for_a_seed(tmp_path):
 
 def test_paired_deals_cancel_the_luck_of_the_cards():
     deals = evaluate.PairedDeals.draw(4000, 6, 1, seed=3)
-    same = [evaluate.play_paired(agents.make("most_copies", seed=1), [agents.make("random", seed=2)], deals, "scarne")
-            for _ in range(2)]
+    same = [
+        evaluate.play_paired(agents.make("most_copies", seed=1), [agents.make("random", seed=2)], deals, "scarne")
+        for _ in range(2)
+    ]
     assert np.array_equal(same[0], same[1])
     assert np.bincount(deals.seats).tolist() == [667, 667, 667, 667, 666, 666]  # seats rotated
 
@@ -79,12 +125,12 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
     corrupt.write_bytes(b"not a zip file")
     with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
         agents.make("ppo", path=corrupt)
+    import gymnasium
     from gymnasium import spaces
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 
     from snipsnap_env.single_agent import SingleSeatEnv
-    import gymnasium
 
     class Shrunk(gymnasium.ObservationWrapper):
         def __init__(self, env):
@@ -97,7 +143,9 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
         def action_masks(self):
             return self.env.action_masks()
 
-    model = MaskablePPO("MlpPolicy", make_vec_env(lambda: Shrunk(SingleSeatEnv(4)), n_envs=1), n_steps=16, batch_size=16)
+    model = MaskablePPO(
+        "MlpPolicy", make_vec_env(lambda: Shrunk(SingleSeatEnv(4)), n_envs=1), n_steps=16, batch_size=16
+    )
     model.save(tmp_path / "small.zip")
     with pytest.raises(ValueError, match=r"trained for observations of shape \(50,\); .* shape \(111,\)"):
         agents.make("ppo", path=tmp_path / "small.zip")
@@ -113,8 +161,16 @@ def test_the_shipped_model_loads_and_plays_every_table_size():
 def test_the_main_job_trains_then_benchmarks_and_reuses_a_finished_run(tmp_path, capsys):
     from train import main
 
-    argv = SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path / "runs"), "--eval-deals-final", "300",
-                    "--results", str(tmp_path / "results")]
+    argv = SMOKE + [
+        "--total-timesteps",
+        "512",
+        "--out-dir",
+        str(tmp_path / "runs"),
+        "--eval-deals-final",
+        "300",
+        "--results",
+        str(tmp_path / "results"),
+    ]
     rows = main.main(argv)
     assert [row.name for row in rows][:5] == ["random", "random_card", "most_copies", "fewest_copies", "control"]
     assert rows[-1].name.startswith("ppo:") and rows[-1].deals == 300

@@ -19,8 +19,9 @@ from snipsnap_env.vec_env import SnipSnapVecEnv  # noqa: E402
 
 @pytest.mark.parametrize("preset", ["scarne", "kids", "bicycle", "pairs"])
 def test_single_seat_env_passes_gymnasium_check_env(preset):
-    env = SingleSeatEnv(num_players=5, rules=preset, opponents=[agents.make("most_copies", seed=1),
-                                                                agents.make("random", seed=2)])
+    env = SingleSeatEnv(
+        num_players=5, rules=preset, opponents=[agents.make("most_copies", seed=1), agents.make("random", seed=2)]
+    )
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*infinity.*")  # chip and pot features are unbounded on purpose
         check_env(env)

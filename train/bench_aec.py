@@ -54,8 +54,9 @@ def save_json(results: dict, path: str | None) -> dict:
 
 def aec_envs(player_counts) -> dict:
     """connect_four_v3 (the reference) and snipsnap's raw and wrapped env for each player count."""
-    import snipsnap_env
     from pettingzoo.classic import connect_four_v3
+
+    import snipsnap_env
 
     envs = {"connect_four_v3 env()": connect_four_v3.env}
     for num_players in player_counts:
@@ -70,8 +71,11 @@ def measure_table(envs: dict, rounds: int, seconds: float) -> dict:
     results = {}
     for name, make_env in envs.items():
         results[name] = figures = best_of(rounds, make_env, seconds)
-        print(f"{name:<28}{figures['turns_per_s']:>12,.0f}{figures['games_per_s']:>12,.1f}"
-              f"{figures['turns_per_game']:>12.1f}", flush=True)
+        print(
+            f"{name:<28}{figures['turns_per_s']:>12,.0f}{figures['games_per_s']:>12,.1f}"
+            f"{figures['turns_per_game']:>12.1f}",
+            flush=True,
+        )
     return results
 
 

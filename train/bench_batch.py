@@ -45,8 +45,17 @@ def ppo_fps(vec: str, seconds_budget_steps: int, num_envs: int, n_steps: int, ba
     torch.set_num_threads(2)
     args = Args(vec=vec, num_envs=num_envs, n_steps=n_steps, batch_size=batch_size, out_dir=tempfile.mkdtemp())
     env = make_vec_env(args, seed=0)
-    model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=batch_size, n_epochs=4, gamma=1.0,
-                        policy_kwargs={"net_arch": [128, 128]}, seed=0, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=n_steps,
+        batch_size=batch_size,
+        n_epochs=4,
+        gamma=1.0,
+        policy_kwargs={"net_arch": [128, 128]},
+        seed=0,
+        device="cpu",
+    )
     model.learn(num_envs * n_steps)  # warm up (compilation, first rollout)
     start = time.perf_counter()
     model.learn(seconds_budget_steps, reset_num_timesteps=False)
@@ -70,7 +79,9 @@ def main(argv=None) -> dict:
         for size in args.batch_sizes:
             figures = batch_speed(size, args.players, backend, args.seconds)
             results["batch"][f"{backend}/{size}"] = figures
-            print(f"{backend:<8}{size:>8}{figures['deals_per_s']:>14,.0f}{figures['decisions_per_s']:>14,.0f}", flush=True)
+            print(
+                f"{backend:<8}{size:>8}{figures['deals_per_s']:>14,.0f}{figures['decisions_per_s']:>14,.0f}", flush=True
+            )
 
     print("\nAEC env, random legal actions (turns include forced ones)")
     results["aec"] = measure_table(aec_envs([args.players]), rounds=3, seconds=1.5)

@@ -1,6 +1,6 @@
 """Play one deal with random legal moves and print the table after every turn.
 
-    python -m train.demo --players 4 --rules parlett --seed 7
+python -m train.demo --players 4 --rules parlett --seed 7
 """
 
 from __future__ import annotations

@@ -50,15 +50,25 @@ class PairedDeals:
         return cls(owners, dealers, seats, opponent_index)
 
 
-def play_paired(candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192,
-                backend: str = "auto", progress=None) -> np.ndarray:
+def play_paired(
+    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, backend: str = "auto", progress=None
+) -> np.ndarray:
     """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``."""
     num_deals, num_players = deals.opponent_index.shape
     result = np.zeros(num_deals)
     for start in range(0, num_deals, chunk):
         part = slice(start, min(start + chunk, num_deals))
-        result[part] = _play_chunk(candidate, opponents, deals.owners[part], deals.dealers[part], deals.seats[part],
-                                   deals.opponent_index[part], num_players, rules, backend)
+        result[part] = _play_chunk(
+            candidate,
+            opponents,
+            deals.owners[part],
+            deals.dealers[part],
+            deals.seats[part],
+            deals.opponent_index[part],
+            num_players,
+            rules,
+            backend,
+        )
         if progress is not None:
             progress(part.stop - part.start)
     return result
@@ -110,18 +120,31 @@ def summarise(results: dict[str, np.ndarray], reference: str) -> list[Row]:
     for name, chips in results.items():
         n = len(chips)
         diff = chips - base
-        rows.append(Row(name, float(chips.mean()), Z95 * float(chips.std(ddof=1)) / np.sqrt(n), reference,
-                        float(diff.mean()), Z95 * float(diff.std(ddof=1)) / np.sqrt(n), n))
+        rows.append(
+            Row(
+                name,
+                float(chips.mean()),
+                Z95 * float(chips.std(ddof=1)) / np.sqrt(n),
+                reference,
+                float(diff.mean()),
+                Z95 * float(diff.std(ddof=1)) / np.sqrt(n),
+                n,
+            )
+        )
     return rows
 
 
 def format_table(rows: list[Row]) -> str:
     """A markdown table of rows that share one reference."""
-    lines = [f"| policy | chips per deal (95% CI) | paired difference vs {rows[0].reference} (95% CI) | deals |",
-             "|---|---|---|---|"]
+    lines = [
+        f"| policy | chips per deal (95% CI) | paired difference vs {rows[0].reference} (95% CI) | deals |",
+        "|---|---|---|---|",
+    ]
     for row in rows:
-        lines.append(f"| {row.name} | {row.chips_per_deal:+.3f} ± {row.ci95:.3f} | "
-                     f"{row.diff_vs_reference:+.3f} ± {row.diff_ci95:.3f} | {row.deals:,} |")
+        lines.append(
+            f"| {row.name} | {row.chips_per_deal:+.3f} ± {row.ci95:.3f} | "
+            f"{row.diff_vs_reference:+.3f} ± {row.diff_ci95:.3f} | {row.deals:,} |"
+        )
     return "\n".join(lines)
 
 
@@ -143,8 +166,13 @@ def save_results(tables: list[list[Row]], out_dir: Path, title: str) -> None:
     rows, reference = tables[0], tables[0][0].reference
     fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 4))
     names = [row.name for row in rows]
-    ax.bar(names, [row.diff_vs_reference for row in rows], yerr=[row.diff_ci95 for row in rows], capsize=6,
-           color=["tab:gray" if row.name == reference else "tab:blue" for row in rows])
+    ax.bar(
+        names,
+        [row.diff_vs_reference for row in rows],
+        yerr=[row.diff_ci95 for row in rows],
+        capsize=6,
+        color=["tab:gray" if row.name == reference else "tab:blue" for row in rows],
+    )
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel(f"chips per deal vs {reference} (paired, 95% CI)")
     ax.set_title(title, fontsize=9)
@@ -161,9 +189,20 @@ def make_candidate(spec: str, seed: int):
     return agents.make(name, seed=seed)
 
 
-def evaluate(candidates: list[str], opponents: list[str], num_players: int = 6, rules: str = "scarne",
-             deals: int = 20000, seed: int = 0, reference: str = "random", compare_to: tuple[str, ...] = (),
-             chunk: int = 8192, backend: str = "auto", out_dir: str | None = None, quiet: bool = False) -> list[Row]:
+def evaluate(
+    candidates: list[str],
+    opponents: list[str],
+    num_players: int = 6,
+    rules: str = "scarne",
+    deals: int = 20000,
+    seed: int = 0,
+    reference: str = "random",
+    compare_to: tuple[str, ...] = (),
+    chunk: int = 8192,
+    backend: str = "auto",
+    out_dir: str | None = None,
+    quiet: bool = False,
+) -> list[Row]:
     """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
 
     Returns the rows against ``reference``; ``compare_to`` adds a table of differences to each of
@@ -188,8 +227,10 @@ def evaluate(candidates: list[str], opponents: list[str], num_players: int = 6, 
         results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, backend=backend, progress=progress.update)
     progress.close()
     tables = [summarise(results, name) for name in (reference, *compare_to)]
-    title = (f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
-             f"seed {seed} ({time.perf_counter() - started:.0f} s)")
+    title = (
+        f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
+        f"seed {seed} ({time.perf_counter() - started:.0f} s)"
+    )
     if not quiet:
         print(title)
         print("\n\n".join(format_table(table) for table in tables))
@@ -206,8 +247,12 @@ def _progress_bar(total: int, quiet: bool):
 
 def main(argv=None) -> list[Row]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--candidates", nargs="+", default=["random", "most_copies", "fewest_copies", "control", "ppo"],
-                        help="agent names; 'ppo' is the shipped model, 'ppo:path.zip' another one")
+    parser.add_argument(
+        "--candidates",
+        nargs="+",
+        default=["random", "most_copies", "fewest_copies", "control", "ppo"],
+        help="agent names; 'ppo' is the shipped model, 'ppo:path.zip' another one",
+    )
     parser.add_argument("--opponents", nargs="+", default=["random"], help="the opponents' pool (agent names)")
     parser.add_argument("--players", type=int, default=6)
     parser.add_argument("--rules", default="scarne", choices=sorted(PRESETS))
@@ -218,8 +263,17 @@ def main(argv=None) -> list[Row]:
     parser.add_argument("--out", default="results", help="folder for results.md/.csv/.json/.png")
     args = parser.parse_args(argv)
     try:
-        return evaluate(args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed,
-                        args.reference, tuple(args.compare_to), out_dir=args.out)
+        return evaluate(
+            args.candidates,
+            args.opponents,
+            args.players,
+            args.rules,
+            args.deals,
+            args.seed,
+            args.reference,
+            tuple(args.compare_to),
+            out_dir=args.out,
+        )
     except (ValueError, FileNotFoundError) as error:  # bad names, table sizes, model files: no traceback
         parser.error(str(error))
 

@@ -21,8 +21,9 @@ from .cli import parse
 def main(argv=None) -> list:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argparse.ArgumentParser(add_help=False)
-    extra.add_argument("--eval-deals-final", dest="final_deals", type=int, default=20_000,
-                       help="paired deals in the closing benchmark")
+    extra.add_argument(
+        "--eval-deals-final", dest="final_deals", type=int, default=20_000, help="paired deals in the closing benchmark"
+    )
     extra.add_argument("--results", default="results", help="folder for the benchmark's table and chart")
     own, rest = extra.parse_known_args(argv)
     if "-h" in rest or "--help" in rest:
@@ -37,8 +38,16 @@ def main(argv=None) -> list:
         train_ppo.train(args)
     model = run_dir / "best_model.zip"
     candidates = ["random", "random_card", "most_copies", "fewest_copies", "control", f"ppo:{model}"]
-    return evaluate.evaluate(candidates, list(args.opponents), args.num_players, args.rules, own.final_deals,
-                             seed=0, compare_to=("most_copies",), out_dir=own.results)
+    return evaluate.evaluate(
+        candidates,
+        list(args.opponents),
+        args.num_players,
+        args.rules,
+        own.final_deals,
+        seed=0,
+        compare_to=("most_copies",),
+        out_dir=own.results,
+    )
 
 
 if __name__ == "__main__":

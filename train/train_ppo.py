@@ -65,8 +65,16 @@ class Args:
             raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
-        for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "eval_every",
-                     "eval_deals", "checkpoint_every"):
+        for name in (
+            "total_timesteps",
+            "num_envs",
+            "n_steps",
+            "batch_size",
+            "n_epochs",
+            "eval_every",
+            "eval_deals",
+            "checkpoint_every",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} got {getattr(self, name)}; allowed: a positive integer")
         self.run_name = self.run_name or f"ppo_{self.rules}_{self.num_players}p_s{self.seed}"
@@ -85,8 +93,11 @@ def make_vec_env(args: Args, seed: int):
         from snipsnap_env.single_agent import SingleSeatEnv
 
         def make(i):
-            return lambda: SingleSeatEnv(args.num_players, args.rules,
-                                         opponents=[agents.make(n, seed=seed + 100 * i + j) for j, n in enumerate(args.opponents)])
+            return lambda: SingleSeatEnv(
+                args.num_players,
+                args.rules,
+                opponents=[agents.make(n, seed=seed + 100 * i + j) for j, n in enumerate(args.opponents)],
+            )
 
         venv = DummyVecEnv([make(i) for i in range(args.num_envs)])
         venv.seed(seed)
@@ -96,8 +107,11 @@ def make_vec_env(args: Args, seed: int):
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The checkpoint with the most timesteps in ``run_dir/checkpoints``."""
-    found = [(int(m.group(1)), p) for p in (run_dir / "checkpoints").glob("ppo_*_steps.zip")
-             if (m := re.search(r"_(\d+)_steps\.zip$", p.name))]
+    found = [
+        (int(m.group(1)), p)
+        for p in (run_dir / "checkpoints").glob("ppo_*_steps.zip")
+        if (m := re.search(r"_(\d+)_steps\.zip$", p.name))
+    ]
     return max(found)[1] if found else None
 
 
@@ -141,9 +155,12 @@ def make_callbacks(args: Args, run_dir: Path):
         def _on_training_end(self) -> None:
             self.evaluate()
 
-    checkpoints = CheckpointCallback(save_freq=max(args.checkpoint_every // args.num_envs, 1),
-                                     save_path=str(run_dir / "checkpoints"), name_prefix="ppo",
-                                     save_vecnormalize=True)
+    checkpoints = CheckpointCallback(
+        save_freq=max(args.checkpoint_every // args.num_envs, 1),
+        save_path=str(run_dir / "checkpoints"),
+        name_prefix="ppo",
+        save_vecnormalize=True,
+    )
     return [checkpoints, PairedEvaluation()]
 
 
@@ -206,9 +223,21 @@ def train(args: Args) -> Path:
         policy = "MlpPolicy"
         if args.policy == "rank_shared":
             from agents.rank_policy import RankSharedPolicy as policy
-        model = MaskablePPO(policy, env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
-                            learning_rate=args.learning_rate, ent_coef=args.ent_coef, gamma=1.0, gae_lambda=0.95,
-                            policy_kwargs={"net_arch": list(args.net_arch)}, seed=args.seed, device="cpu", verbose=0)
+        model = MaskablePPO(
+            policy,
+            env,
+            n_steps=args.n_steps,
+            batch_size=args.batch_size,
+            n_epochs=args.n_epochs,
+            learning_rate=args.learning_rate,
+            ent_coef=args.ent_coef,
+            gamma=1.0,
+            gae_lambda=0.95,
+            policy_kwargs={"net_arch": list(args.net_arch)},
+            seed=args.seed,
+            device="cpu",
+            verbose=0,
+        )
     else:
         stats = checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
         if stats.exists():
@@ -220,8 +249,12 @@ def train(args: Args) -> Path:
     started = time.perf_counter()
     try:
         if remaining > 0:
-            model.learn(remaining, callback=make_callbacks(args, run_dir), progress_bar=args.progress,
-                        reset_num_timesteps=checkpoint is None)
+            model.learn(
+                remaining,
+                callback=make_callbacks(args, run_dir),
+                progress_bar=args.progress,
+                reset_num_timesteps=checkpoint is None,
+            )
     except BaseException:  # a crash or Ctrl-C keeps what was learned
         path = run_dir / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
         path.parent.mkdir(exist_ok=True)
@@ -233,8 +266,10 @@ def train(args: Args) -> Path:
     model.save(final)
     curve = plot_learning_curve(run_dir)
     elapsed = time.perf_counter() - started
-    print(f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min "
-          f"({max(remaining, 0) / max(elapsed, 1e-9):,.0f} steps/s); model: {final}; curve: {curve}")
+    print(
+        f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min "
+        f"({max(remaining, 0) / max(elapsed, 1e-9):,.0f} steps/s); model: {final}; curve: {curve}"
+    )
     return final
 
 
