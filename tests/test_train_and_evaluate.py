@@ -177,3 +177,22 @@ def test_the_main_job_trains_then_benchmarks_and_reuses_a_finished_run(tmp_path,
     assert (tmp_path / "results" / "results.md").read_text().count("paired difference vs") == 2
     main.main(argv)
     assert "reusing the finished run" in capsys.readouterr().out
+
+
+def test_a_person_can_play_a_deal_in_the_terminal(capsys):
+    from train import play
+
+    answers = iter(
+        ["x", "Z"] + [r for _ in range(40) for r in ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]]
+    )
+    chips = play.play(4, "scarne", ["most_copies", "random"], seat=1, seed=3, prompt=lambda _: next(answers))
+    out = capsys.readouterr().out
+    assert "'X' is not a rank you can lead" in out and "wins the deal" in out
+    assert sum(chips) == 400
+
+
+def test_watching_a_deal_prints_every_turn(capsys):
+    from train import play
+
+    play.main(["--players", "3", "--rules", "pairs", "--opponents", "control"])
+    assert capsys.readouterr().out.count("Snip Snap Snorem: 3 players") > 10

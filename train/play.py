@@ -1,0 +1,66 @@
+"""Play Snip Snap Snorem in the terminal against the shipped agents, or watch them play.
+
+    python -m train.play --seat 0 --players 4 --opponents most_copies ppo   # you hold seat 0
+    python -m train.play --players 6 --rules parlett                       # watch a deal
+
+Only leads are choices (every follow is forced and played for you); type the rank to lead (A, 2..10, J,
+Q, K). The table is printed after every turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import agents
+import snipsnap_env
+from snipsnap_env.cards import RANK_NAMES
+from snipsnap_env.rules import PRESETS
+
+
+def ask_lead(mask, prompt=input) -> int:
+    """Ask the person for a rank among the legal ones until they give one."""
+    legal = [RANK_NAMES[a] for a in range(13) if mask[a]]
+    while True:
+        answer = prompt(f"your lead ({' '.join(legal)}): ").strip().upper()
+        if answer in legal:
+            return RANK_NAMES.index(answer)
+        print(f"{answer!r} is not a rank you can lead; choose one of {' '.join(legal)}")
+
+
+def play(players: int, rules: str, opponents: list[str], seat: int | None, seed: int, prompt=input) -> dict:
+    """Play (or watch) one deal; return the chips."""
+    env = snipsnap_env.env(num_players=players, rules=rules, render_mode="ansi", auto_forced=seat is not None)
+    env.reset(seed=seed)
+    policies = {agent: agents.make(opponents[i % len(opponents)], seed=seed + i) for i, agent in enumerate(env.agents)}
+    print(env.render())
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if seat is not None and agent == f"player_{seat}":
+            env.step(ask_lead(obs["action_mask"], prompt))
+        else:
+            env.step(policies[agent](obs))
+        print("\n" + env.render())
+    return env.unwrapped.match.chips
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, default=4, help="3..8")
+    parser.add_argument("--rules", default="scarne", choices=sorted(PRESETS))
+    parser.add_argument("--opponents", nargs="+", default=["most_copies"], help="agent names, seat by seat in turn")
+    parser.add_argument("--seat", type=int, default=None, help="your seat; leave out to watch the agents")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.seat is not None and not 0 <= args.seat < args.players:
+        parser.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
+    try:
+        return play(args.players, args.rules, args.opponents, args.seat, args.seed)
+    except ValueError as error:  # unknown agent names, table sizes
+        parser.error(str(error))
+
+
+if __name__ == "__main__":
+    main()
