@@ -71,6 +71,11 @@ class raw_env(AECEnv, EzPickle):
         """The engine's match: read it, don't change it."""
         return self._match
 
+    @property
+    def last_events(self) -> list:
+        """The events of the last step (or of the reset)."""
+        return self._last_events
+
     def observation_space(self, agent):
         return self.observation_spaces[agent]
 

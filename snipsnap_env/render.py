@@ -28,8 +28,8 @@ def open_set_text(match: Match) -> str:
     return f"Open set of {rank}s, {deal.played[deal.open_rank]} of 4 played: " + ", ".join(reversed(cards))
 
 
-def table_text(match: Match, last_events: list[Event] = ()) -> str:
-    """A multi-line picture of the table."""
+def table_text(match: Match, last_events: list[Event] = (), viewer: int | None = None) -> str:
+    """A multi-line picture of the table, showing the hand of the seat to act, or only ``viewer``'s hand."""
     deal = match.deal
     n = match.num_players
     lines = [
@@ -37,9 +37,11 @@ def table_text(match: Match, last_events: list[Event] = ()) -> str:
         f"{match.num_deals}, dealer player_{deal.dealer}",
         open_set_text(match),
     ]
-    if not deal.over:
-        hand = " ".join(card_name(c) for c in sorted(deal.hand(deal.to_act), key=lambda c: (rank_of(c), c)))
-        lines.append(f"player_{deal.to_act} to act, holds: {hand}")
+    shown = deal.to_act if viewer is None else viewer
+    if not deal.over or viewer is not None:
+        hand = " ".join(card_name(c) for c in sorted(deal.hand(shown), key=lambda c: (rank_of(c), c)))
+        role = "to act" if shown == deal.to_act and not deal.over else "(you)"
+        lines.append(f"player_{shown} {role}, holds: {hand}")
     score_name = "chips" if match.rules.chips else "points"
     lines.append(f"{'seat (*to act, D dealer)':<25}{'cards':>6}{score_name:>9}")
     for seat in range(n):

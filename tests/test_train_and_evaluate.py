@@ -189,6 +189,8 @@ def test_a_person_can_play_a_deal_in_the_terminal(capsys):
     out = capsys.readouterr().out
     assert "'X' is not a rank you can lead" in out and "wins the deal" in out
     assert sum(chips) == 400
+    shown_hands = {line.split()[0] for line in out.splitlines() if "holds:" in line}
+    assert shown_hands == {"player_1"}  # the person sees only their own hand
 
 
 def test_watching_a_deal_prints_every_turn(capsys):

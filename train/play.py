@@ -14,6 +14,7 @@ import argparse
 import agents
 import snipsnap_env
 from snipsnap_env.cards import RANK_NAMES
+from snipsnap_env.render import table_text
 from snipsnap_env.rules import PRESETS
 
 
@@ -31,8 +32,13 @@ def play(players: int, rules: str, opponents: list[str], seat: int | None, seed:
     """Play (or watch) one deal; return the chips."""
     env = snipsnap_env.env(num_players=players, rules=rules, render_mode="ansi", auto_forced=seat is not None)
     env.reset(seed=seed)
+    match = env.unwrapped.match
+
+    def show() -> None:  # a person at the table sees only their own hand
+        print(env.render() if seat is None else table_text(match, env.unwrapped.last_events, viewer=seat))
+
     policies = {agent: agents.make(opponents[i % len(opponents)], seed=seed + i) for i, agent in enumerate(env.agents)}
-    print(env.render())
+    show()
     for agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
@@ -42,8 +48,9 @@ def play(players: int, rules: str, opponents: list[str], seat: int | None, seed:
             env.step(ask_lead(obs["action_mask"], prompt))
         else:
             env.step(policies[agent](obs))
-        print("\n" + env.render())
-    return env.unwrapped.match.chips
+        print()
+        show()
+    return match.chips
 
 
 def main(argv=None) -> dict:
