@@ -76,6 +76,7 @@ class BatchEnv:
         const[SLICES["deals_left"]] = 1
         self._const_obs = const * SCALE
         self._rule_codes = kernels.rule_codes(self.rules)
+        self._state = tuple(getattr(self, name) for name in kernels.STATE)  # arrays only ever change in place
         self._offsets = np.array(
             [SLICES[name].start for name in ("hand", "played", "unseen", "hand_size", "score", "pot")], np.int64
         )
@@ -98,24 +99,9 @@ class BatchEnv:
             dealers = self.rng.integers(N, size=k)
         dealers = np.asarray(dealers, np.int64)
         if owners is None and self.backend == "numba":  # the same shuffle as below, compiled
+            uniforms = self.rng.random((k, NUM_CARDS))
             kernels.deal(
-                games,
-                self.rng.random((k, NUM_CARDS)),
-                dealers,
-                self.counts,
-                self.hand_size,
-                self.played,
-                self.open_rank,
-                self.last_player,
-                self.current_player,
-                self.dealer,
-                self.pot,
-                self.score,
-                self.turns,
-                self.winner,
-                self._reported,
-                self._rule_codes,
-                self.rules.ante,
+                games, uniforms, dealers, self.dealer, self._reported, self.rules.ante, self._rule_codes, self._state
             )
             return
         if owners is None:  # shuffle, then deal one card at a time from the dealer's left
@@ -227,23 +213,7 @@ class BatchEnv:
         return obs, mask, rewards, ended, infos
 
     def _advance(self, actions: np.ndarray, active: np.ndarray, rewards: np.ndarray) -> None:
-        kernels.advance(
-            actions,
-            active,
-            self.counts,
-            self.hand_size,
-            self.played,
-            self.open_rank,
-            self.last_player,
-            self.current_player,
-            self.pot,
-            self.score,
-            self.turns,
-            self.winner,
-            self._rule_codes,
-            rewards,
-            self._reported,
-        )
+        kernels.advance(actions, active, rewards, self._reported, self._rule_codes, self._state)
 
     def _lead(self, games: np.ndarray, ranks: np.ndarray) -> None:
         self.open_rank[games] = ranks

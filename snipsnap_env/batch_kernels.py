@@ -15,6 +15,21 @@ try:
 except ImportError:  # the numpy path of BatchEnv is used instead
     numba = None
 
+# The game state every kernel shares: BatchEnv passes its arrays as one tuple, in this order.
+STATE = (
+    "counts",
+    "hand_size",
+    "played",
+    "open_rank",
+    "last_player",
+    "current_player",
+    "pot",
+    "score",
+    "turns",
+    "winner",
+)
+STATE_SCORE = STATE.index("score")
+
 # rule codes passed to the kernels as one int64 array
 CHIPS, PENALTIES, SETTLE, PASS_FEE, MULTI = range(5)
 FEE_NONE, FEE_TO_POT, FEE_TO_PREVIOUS = range(3)
@@ -30,11 +45,10 @@ if numba is not None:
     jit = numba.njit(cache=True, nogil=True)
 
     @jit
-    def _run(
-        b, lead, counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner, rules
-    ):
+    def _run(b, lead, rules, state):
         """Game ``b``: lead rank ``lead`` (if ≥ 0), then play follows, passes and one-rank leads until a real
         choice or the end of the deal. The game's state lives in locals while it runs (this is the hot loop)."""
+        counts, hand_size, played, open_rank, last_player, current_player, pot, score, turns, winner = state
         chips, penalties, settle, fee, multi = (
             rules[CHIPS],
             rules[PENALTIES],
@@ -100,66 +114,20 @@ if numba is not None:
         open_rank[b], last_player[b], current_player[b], turns[b], pot[b] = rank, last, to_act, turn, in_pot
 
     @numba.njit(cache=True, nogil=True, parallel=True)
-    def advance(
-        actions,
-        active,
-        counts,
-        hand_size,
-        played,
-        open_rank,
-        last_player,
-        current_player,
-        pot,
-        score,
-        turns,
-        winner,
-        rules,
-        rewards,
-        reported,
-    ):
+    def advance(actions, active, rewards, reported, rules, state):
         """Lead ``actions[b]`` where ``active[b]``, play each game's forced turns, and book ``rewards``."""
-        for b in numba.prange(counts.shape[0]):
-            _run(
-                b,
-                actions[b] if active[b] else -1,
-                counts,
-                hand_size,
-                played,
-                open_rank,
-                last_player,
-                current_player,
-                pot,
-                score,
-                turns,
-                winner,
-                rules,
-            )
+        score = state[STATE_SCORE]
+        for b in numba.prange(actions.shape[0]):
+            _run(b, actions[b] if active[b] else -1, rules, state)
             for s in range(score.shape[1]):
                 rewards[b, s] = score[b, s] - reported[b, s]
                 reported[b, s] = score[b, s]
 
     @numba.njit(cache=True, nogil=True, parallel=True)
-    def deal(
-        games,
-        uniforms,
-        dealers,
-        counts,
-        hand_size,
-        played,
-        open_rank,
-        last_player,
-        current_player,
-        dealer,
-        pot,
-        score,
-        turns,
-        winner,
-        reported,
-        rules,
-        ante,
-    ):
+    def deal(games, uniforms, dealers, dealer, reported, ante, rules, state):
         """Deal ``games`` anew, the pack shuffled by ``uniforms`` as :func:`snipsnap_env.batch.shuffle_packs`
         does, and play their forced turns."""
+        counts, hand_size, played, open_rank, _, current_player, pot, score, turns, winner = state
         n = hand_size.shape[1]
         num_ranks = counts.shape[2]
         for i in numba.prange(games.shape[0]):
@@ -192,21 +160,7 @@ if numba is not None:
                     paid = ante + (1 if hand_size[b, s] < longest else 0)
                     score[b, s] -= paid
                     pot[b] += paid
-            _run(
-                b,
-                -1,
-                counts,
-                hand_size,
-                played,
-                open_rank,
-                last_player,
-                current_player,
-                pot,
-                score,
-                turns,
-                winner,
-                rules,
-            )
+            _run(b, -1, rules, state)
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def observe(obs, mask, const_obs, scale, counts, hand_size, played, pot, score, current_player, offsets):
