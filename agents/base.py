@@ -1,6 +1,6 @@
 """The policy interface: observations (+ masks) in, legal actions out, for one game or a batch.
 
-Every policy implements ``act_batch(obs, mask)`` on arrays of shape (B, 111) and (B, 14) — the layout of
+Every policy implements ``act_batch(obs, mask)`` on arrays of shape (B, OBS_DIM) and (B, 14) — the layout of
 ``snipsnap_env.observation`` — so the same object plays the AEC env (one observation dict at a time,
 through ``__call__``) and the batched engine (thousands of games per call). Randomness comes from the
 policy's own ``numpy.random.Generator``, seeded at construction; no policy touches global random state.
@@ -26,7 +26,7 @@ class Policy:
         self.rng = np.random.default_rng(seed)
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """One legal action per row of ``obs`` (B, 111) given ``mask`` (B, 14)."""
+        """One legal action per row of ``obs`` (B, OBS_DIM) given ``mask`` (B, 14)."""
         raise NotImplementedError
 
     def __call__(self, observation: dict) -> int:

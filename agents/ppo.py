@@ -6,16 +6,43 @@ gives the command that produced it.
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from snipsnap_env.observation import OBS_DIM
+from snipsnap_env.engine import NUM_ACTIONS
+from snipsnap_env.observation import LAYOUT, OBS_DIM
 
 from .base import Policy, check_masks
 
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne_6p.zip"
+LAYOUT_FILE = "snipsnap_layout.json"  # inside a model's zip: the observation layout it was trained on
+
+
+def save_model(model, path: str | Path) -> Path:
+    """``model.save(path)``, plus the observation layout, written atomically (a temp file, then rename)."""
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial.zip")
+    model.save(partial)
+    with zipfile.ZipFile(partial, "a") as archive:
+        archive.writestr(LAYOUT_FILE, json.dumps([list(field) for field in LAYOUT]))
+    partial.replace(path)
+    return path
+
+
+def layout_difference(saved: list) -> str:
+    """What differs between a model's saved observation layout and this version's, in words ('' if none)."""
+    saved = [tuple(field) for field in saved]
+    if saved == list(LAYOUT):
+        return ""
+    gone = [name for name, _ in saved if name not in dict(LAYOUT)]
+    new = [name for name, _ in LAYOUT if name not in dict(saved)]
+    resized = [f"{name} {size}->{dict(LAYOUT)[name]}" for name, size in saved if dict(LAYOUT).get(name, size) != size]
+    parts = [f"fields only in the model: {gone}" if gone else "", f"new fields: {new}" if new else ""]
+    parts.append(f"resized: {resized}" if resized else "")
+    return "; ".join(part for part in parts if part) or "the fields are in another order"
 
 
 class PPOPolicy(Policy):
@@ -43,13 +70,20 @@ class PPOPolicy(Policy):
                 f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
                 "expected a .zip saved by python -m train.train_ppo"
             ) from None
+        with zipfile.ZipFile(self.path) as archive:
+            saved = json.loads(archive.read(LAYOUT_FILE)) if LAYOUT_FILE in archive.namelist() else None
+        if saved is not None and layout_difference(saved):
+            raise ValueError(
+                f"{self.path} was trained on another observation layout than this version of snipsnap_env "
+                f"makes ({layout_difference(saved)}): retrain the model"
+            )
         shape = getattr(self.model.observation_space, "shape", None)
         if shape != (OBS_DIM,):
             raise ValueError(
                 f"{self.path} was trained for observations of shape {shape}; this version of "
                 f"snipsnap_env makes observations of shape ({OBS_DIM},): retrain the model"
             )
-        if getattr(self.model.action_space, "n", None) != 14:
+        if getattr(self.model.action_space, "n", None) != NUM_ACTIONS:
             raise ValueError(f"{self.path} was trained for {self.model.action_space}; expected Discrete(14)")
         self.deterministic = deterministic
         self.model.policy.set_training_mode(False)

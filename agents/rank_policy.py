@@ -23,7 +23,7 @@ _CONTEXT_START = SLICES["open_rank"].stop  # is_lead onwards: the table, not one
 
 
 class RankSharedHead(nn.Module):
-    """Observation (B, 111) → 14 logits: 13 from the shared rank scorer, 1 for passing."""
+    """Observation (B, OBS_DIM) → 14 logits: 13 from the shared rank scorer, 1 for passing."""
 
     def __init__(self, context_dim: int = 32, hidden: int = 64):
         super().__init__()

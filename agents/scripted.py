@@ -8,7 +8,7 @@ import numpy as np
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
-from snipsnap_env.observation import MAX_HAND, SLICES
+from snipsnap_env.observation import MAX_HAND, SLICES, rule_feature
 
 from .base import Policy, argmax_legal, check_masks
 
@@ -91,8 +91,8 @@ class Control(Policy):
     def act_batch(self, obs, mask):
         mask = check_masks(mask)
         copies = hand_counts(obs)
-        rules = obs[:, SLICES["rules"]]
-        chips, penalties, multi_play = rules[:, :1] > 0, rules[:, 1:2] > 0, rules[:, 6:7] > 0
+        chips, penalties = rule_feature(obs, "chips"), rule_feature(obs, "penalties")
+        multi_play = rule_feature(obs, "multi_play")
         unseen = CARDS_PER_RANK - copies  # the held ranks are untouched: all other copies are in other hands
         others = np.rint(obs[:, SLICES["hand_size"]][:, 1:] * MAX_HAND)  # relative seats 1.. (left first)
         total = np.maximum(others.sum(axis=1, keepdims=True), 2)

@@ -79,7 +79,7 @@ class Deal:
         self.open_rank = NO_RANK
         self.last_player: int | None = None
         self.previous_turn_played = False
-        self.to_act = self.left_of(dealer)  # the player on the dealer's left leads
+        self.to_act = self.first_to_lead()
         self.winner: int | None = None
         self.turns = 0
         self.events: list[Event] = [Event(EventKind.DEAL, dealer)]
@@ -109,7 +109,28 @@ class Deal:
         """True once a player's hand is empty."""
         return self.winner is not None
 
+    def first_to_lead(self) -> int:
+        """The dealer's left leads; with ``opening="six"``, the first holder of a 6 from the dealer's left (§2.5)."""
+        seat = self.left_of(self.dealer)
+        opening = self.rules.opening_rank
+        if opening is not None:
+            while not self.holding[seat][opening]:  # all 52 cards are dealt: somebody holds a 6
+                seat = self.left_of(seat)
+        return seat
+
+    @property
+    def is_first_lead(self) -> bool:
+        """True before any card of the deal is played."""
+        return not any(self.played)
+
     # ---- legality: the one source of truth --------------------------------------------------------
+    def may_lead(self, seat: int, rank: int) -> bool:
+        """A lead is any card held — except the deal's first lead with ``opening="six"``, which is a 6 (§4)."""
+        opening = self.rules.opening_rank
+        if opening is not None and self.is_first_lead and rank != opening:
+            return False
+        return bool(self.holding[seat][rank])
+
     def must_follow(self, seat: int) -> bool:
         """A player holding the open rank must play it (RULES.md §2.6)."""
         return self.open_rank != NO_RANK and self.count(seat, self.open_rank) > 0
@@ -119,8 +140,8 @@ class Deal:
         if self.over:
             return []
         seat = self.to_act
-        if self.is_lead:  # any card; never a pass
-            return [r for r in range(NUM_RANKS) if self.holding[seat][r]]
+        if self.is_lead:  # never a pass
+            return [r for r in range(NUM_RANKS) if self.may_lead(seat, r)]
         return [self.open_rank] if self.must_follow(seat) else [PASS]
 
     def legal_mask(self) -> np.ndarray:

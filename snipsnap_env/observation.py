@@ -21,9 +21,9 @@ index  name              size  meaning (scale)
 87     seat_present      8     1 for the relative seats the table has
 95     pot               1     chips in the pot (/52)
 96     num_players       6     one-hot N, for N = 3..8
-102    rules             8     chips, penalties, settle_per_card, pass_fee to_pot, pass_fee to_previous,
-                               ante, multi_play, calls coventry
-110    deals_left        1     deals still to play in the match, this one included (/num_deals)
+102    rules             9     chips, penalties, settle_per_card, pass_fee to_pot, pass_fee to_previous,
+                               ante, multi_play, calls coventry, opening six
+111    deals_left        1     deals still to play in the match, this one included (/num_deals)
 =====  ================  ====  =======================================================================
 
 Worked example: seat 2 of a 6-player table that holds two sevens sees ``obs[6] == 0.5``; if seat 4 leads
@@ -42,6 +42,19 @@ from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 MAX_HAND = -(-NUM_CARDS // MIN_PLAYERS)  # 18: the largest hand dealt at a 3-player table
 CHIP_SCALE = 52.0
 
+# The rules block: one feature per (option, value) an agent needs, in the block's order.
+RULE_FEATURES: tuple[tuple[str, object], ...] = (
+    ("chips", lambda rules: rules.chips),
+    ("penalties", lambda rules: rules.penalties),
+    ("settle_per_card", lambda rules: rules.settle_per_card),
+    ("pass_fee to_pot", lambda rules: rules.pass_fee == "to_pot"),
+    ("pass_fee to_previous", lambda rules: rules.pass_fee == "to_previous"),
+    ("ante", lambda rules: rules.ante),
+    ("multi_play", lambda rules: rules.multi_play),
+    ("calls coventry", lambda rules: rules.calls == "coventry"),
+    ("opening six", lambda rules: rules.opening == "six"),
+)
+
 # (name, size, scale, unbounded); the order is the vector's order.
 _FIELDS = (
     ("hand", NUM_RANKS, 1 / CARDS_PER_RANK, False),
@@ -58,7 +71,7 @@ _FIELDS = (
     ("seat_present", MAX_PLAYERS, 1.0, False),
     ("pot", 1, 1 / CHIP_SCALE, True),
     ("num_players", MAX_PLAYERS - MIN_PLAYERS + 1, 1.0, False),
-    ("rules", 8, 1.0, False),
+    ("rules", len(RULE_FEATURES), 1.0, False),
     ("deals_left", 1, 1.0, False),
 )
 
@@ -67,7 +80,12 @@ _offset = 0
 for _name, _size, _, _ in _FIELDS:
     SLICES[_name] = slice(_offset, _offset + _size)
     _offset += _size
-OBS_DIM = _offset  #: 111
+OBS_DIM = _offset  #: 112
+
+#: The layout a model trained on these observations depends on: saved with every model file.
+LAYOUT: tuple[tuple[str, int], ...] = tuple((name, size) for name, size, _, _ in _FIELDS) + tuple(
+    (f"rules: {name}", 1) for name, _ in RULE_FEATURES
+)
 
 SCALE = np.concatenate([np.full(size, scale, np.float32) for _, size, scale, _ in _FIELDS])
 LOW = np.concatenate([np.full(size, -np.inf if free else 0.0, np.float32) for _, size, _, free in _FIELDS])
@@ -77,16 +95,29 @@ LOW[SLICES["pot"]] = 0.0  # the pot is never negative, only unbounded above
 
 @functools.lru_cache(maxsize=None)
 def rules_features(rules: Rules) -> tuple[float, ...]:
-    """The 8 rule-option features, in the order of the ``rules`` field."""
-    return (
-        float(rules.chips),
-        float(rules.penalties),
-        float(rules.settle_per_card),
-        float(rules.pass_fee == "to_pot"),
-        float(rules.pass_fee == "to_previous"),
-        float(rules.ante),
-        float(rules.multi_play),
-        float(rules.calls == "coventry"),
+    """The rule-option features of ``RULE_FEATURES``, in the order of the ``rules`` field."""
+    return tuple(float(feature(rules)) for _, feature in RULE_FEATURES)
+
+
+def rule_feature(obs: np.ndarray, name: str) -> np.ndarray:
+    """Column ``name`` of ``RULE_FEATURES`` from a batch of observations (B, OBS_DIM), as (B, 1) bools."""
+    index = [feature for feature, _ in RULE_FEATURES].index(name)
+    return obs[:, SLICES["rules"].start + index, None] > 0.5
+
+
+def rules_from_features(features) -> Rules:
+    """The ``Rules`` an observation's rules block was made from (calls and starting chips aside)."""
+    value = dict(zip((name for name, _ in RULE_FEATURES), (bool(f > 0.5) for f in features)))
+    fee = "to_pot" if value["pass_fee to_pot"] else "to_previous" if value["pass_fee to_previous"] else "none"
+    return Rules(
+        chips=value["chips"],
+        penalties=value["penalties"],
+        settle_per_card=int(value["settle_per_card"]),
+        pass_fee=fee,
+        ante=int(value["ante"]),
+        multi_play=value["multi_play"],
+        calls="coventry" if value["calls coventry"] else "snip",
+        opening="six" if value["opening six"] else "any",
     )
 
 
@@ -124,6 +155,13 @@ def encode(match, seat: int) -> np.ndarray:
     obs = np.array(raw, dtype=np.float32)
     obs *= SCALE
     return obs
+
+
+def table_template(rules: Rules, n: int) -> np.ndarray:
+    """The observation's fields fixed for one table, as a vector, for a one-deal match (deals_left 1)."""
+    raw = _table_template(rules, n).copy()
+    raw[_DEALS_LEFT] = 1.0
+    return np.array(raw, np.float64) * SCALE
 
 
 @functools.lru_cache(maxsize=None)

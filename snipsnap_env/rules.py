@@ -19,6 +19,24 @@ MAX_PLAYERS = 8
 
 PASS_FEES = ("none", "to_pot", "to_previous")
 CALL_STYLES = ("snip", "coventry")
+OPENINGS = ("any", "six")
+# Balances are exact integers in the engine but float32/float64 in observations and rewards: beyond 2**40
+# a chip change of 1 would be lost in the float64 arithmetic of rewards.
+MAX_STARTING_CHIPS = 2**40
+SIX = 5  #: the rank index of the 6 (A = 0): the opening rank with ``opening="six"``
+
+
+#: The values each option may take (the default first): the one list validation and the tests read.
+CHOICES: dict[str, tuple] = {
+    "chips": (True, False),
+    "penalties": (True, False),
+    "settle_per_card": (1, 0),
+    "pass_fee": PASS_FEES,
+    "ante": (0, 1),
+    "multi_play": (False, True),
+    "calls": CALL_STYLES,
+    "opening": OPENINGS,
+}
 
 
 def _check_choice(name: str, value, allowed: tuple, bool_only: bool = False) -> None:
@@ -50,17 +68,26 @@ class Rules:
     ante: int = 0  #: 0, or 1: each player antes 1 per deal, plus 1 more if dealt fewer cards
     multi_play: bool = False  #: a player plays every card of the rank they hold at once
     calls: str = "snip"  #: "snip" (Snip, Snap, Snorem) or "coventry" (Earl of Coventry rhymes)
+    opening: str = "any"  #: "any", or "six": the deal's first lead is a 6, by its first holder from the dealer's left
     starting_chips: int = 100  #: every player's chips at the start of a match
 
     def __post_init__(self) -> None:
-        for name in ("chips", "penalties", "multi_play"):
-            _check_choice(name, getattr(self, name), (False, True), bool_only=True)
-        _check_choice("settle_per_card", self.settle_per_card, (0, 1))
-        _check_choice("ante", self.ante, (0, 1))
-        _check_choice("pass_fee", self.pass_fee, PASS_FEES)
-        _check_choice("calls", self.calls, CALL_STYLES)
-        if isinstance(self.starting_chips, bool) or not isinstance(self.starting_chips, int):
-            raise ValueError(f"rules option 'starting_chips' got {self.starting_chips!r}; allowed: an integer")
+        for name, allowed in CHOICES.items():
+            _check_choice(name, getattr(self, name), allowed, bool_only=isinstance(allowed[0], bool))
+        if (
+            isinstance(self.starting_chips, bool)
+            or not isinstance(self.starting_chips, int)
+            or abs(self.starting_chips) > MAX_STARTING_CHIPS
+        ):
+            raise ValueError(
+                f"rules option 'starting_chips' got {self.starting_chips!r}; "
+                f"allowed: an integer from {-MAX_STARTING_CHIPS} to {MAX_STARTING_CHIPS}"
+            )
+
+    @property
+    def opening_rank(self) -> int | None:
+        """The rank the deal's first lead must be, or None when any card may open."""
+        return SIX if self.opening == "six" else None
 
     def replace(self, **changes) -> "Rules":
         """A copy with some options changed; unknown option names are an error."""
@@ -76,7 +103,8 @@ PRESETS: dict[str, Rules] = {
     "parlett": Rules(pass_fee="to_previous"),
     "bicycle": Rules(ante=1, pass_fee="to_pot"),
     "pairs": Rules(multi_play=True),
-    "earl_of_coventry": Rules(calls="coventry", chips=False),
+    # Foster: the first out "wins one counter from the others for every card they hold"; no penalties
+    "earl_of_coventry": Rules(opening="six", calls="coventry", penalties=False),
 }
 
 

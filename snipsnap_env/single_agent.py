@@ -11,8 +11,8 @@ ends the episode with reward −1, as in ``snipsnap_env.env()``.
 >>> import gymnasium, snipsnap_env
 >>> env = gymnasium.make("snipsnap/SingleSeat-v0", num_players=4)
 >>> obs, info = env.reset(seed=0)
->>> obs.shape
-(111,)
+>>> obs.shape == (snipsnap_env.OBS_DIM,)
+True
 """
 
 from __future__ import annotations

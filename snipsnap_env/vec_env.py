@@ -38,9 +38,8 @@ class SnipSnapVecEnv(VecEnv):
         opponents: Sequence | None = None,
         learner_seat: int | None = None,
         seed: int | None = None,
-        backend: str = "auto",
     ):
-        self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed, backend=backend)
+        self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (len(opponents) == 0 or not all(hasattr(p, "act_batch") for p in opponents)):
@@ -89,7 +88,7 @@ class SnipSnapVecEnv(VecEnv):
     def _play_others(self, obs, mask, rewards, dones, infos):
         """Step every game where another seat is to choose, until the learner chooses everywhere."""
         while True:
-            others = self.batch.current_player != self.learner_seat
+            others = self.batch.to_act != self.learner_seat
             if not others.any():
                 return obs, mask
             actions = self._opponent_actions(obs, mask, others)
@@ -104,7 +103,7 @@ class SnipSnapVecEnv(VecEnv):
             noise = self.rng.random((len(games), NUM_ACTIONS))
             actions[games] = np.where(mask[games] > 0, noise, -1.0).argmax(axis=1)
             return actions
-        chosen = self._seat_policy[games, self.batch.current_player[games]]
+        chosen = self._seat_policy[games, self.batch.to_act[games]]
         for index, policy in enumerate(self.opponents):
             sel = games[chosen == index]
             if sel.size:

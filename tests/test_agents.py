@@ -8,6 +8,7 @@ from helpers import play_aec_game
 
 import agents
 from snipsnap_env.batch import BatchEnv
+from snipsnap_env.observation import OBS_DIM
 from snipsnap_env.rules import PRESETS
 
 SCRIPTED = ["random", "random_card", "most_copies", "fewest_copies", "control"]
@@ -33,7 +34,7 @@ def test_scripted_agents_play_legal_moves_in_the_batch(name):
 
 
 def test_heuristics_pick_what_they_say():
-    obs = np.zeros((1, 111), np.float32)
+    obs = np.zeros((1, OBS_DIM), np.float32)
     obs[0, [0, 4, 9]] = [0.25, 0.75, 0.5]  # one ace, three fives, two tens
     mask = np.zeros((1, 14), np.int8)
     mask[0, [0, 4, 9]] = 1
@@ -47,7 +48,7 @@ def test_heuristics_pick_what_they_say():
 
 
 def test_control_takes_a_lead_that_wins_at_once():
-    obs = np.zeros((1, 111), np.float32)
+    obs = np.zeros((1, OBS_DIM), np.float32)
     obs[0, 7] = 0.25  # holding a single eight: leading it empties the hand
     mask = np.zeros((1, 14), np.int8)
     mask[0, 7] = 1
@@ -55,7 +56,7 @@ def test_control_takes_a_lead_that_wins_at_once():
 
 
 def test_policies_are_seeded_and_leave_global_state_alone():
-    obs = np.zeros((256, 111), np.float32)
+    obs = np.zeros((256, OBS_DIM), np.float32)
     obs[:, :13] = 0.25
     mask = np.zeros((256, 14), np.int8)
     mask[:, :13] = 1
@@ -75,4 +76,4 @@ def test_unknown_agent_is_a_clear_error():
 
 def test_an_empty_mask_is_a_clear_error():
     with pytest.raises(ValueError, match=r"rows \[1\] of the action mask allow no action"):
-        agents.make("random").act_batch(np.zeros((2, 111), np.float32), np.array([[1] + [0] * 13, [0] * 14]))
+        agents.make("random").act_batch(np.zeros((2, OBS_DIM), np.float32), np.array([[1] + [0] * 13, [0] * 14]))

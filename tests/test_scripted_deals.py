@@ -13,7 +13,7 @@ from snipsnap_env.engine import PASS as P
 from snipsnap_env.engine import Deal
 from snipsnap_env.rules import make_rules
 
-A, TWO = 0, 1
+A, TWO, SIX = 0, 1, 5
 
 # Snip, Snap and Snorem on three consecutive turns; seat 0 then goes out by leading its last card.
 IN_A_ROW = {0: "AC AS 2C", 1: "AD 3C", 2: "AH"}
@@ -234,19 +234,20 @@ CASES = [
         [50, -4, -46],
     ),
     (
-        "earl_of_coventry: the rhymes are the calls",
+        "earl_of_coventry: the first 6 from the dealer's left opens; rhymes; no penalties; 1 per card",
         "earl_of_coventry",
-        IN_A_ROW,
-        IN_A_ROW_ACTIONS,
+        {0: "AC 2C", 1: "6C 6D", 2: "AH"},  # seat 0 (the dealer's left) holds no 6: seat 1 opens
+        [SIX, SIX, P, SIX],
         [
-            "player_0 leads AC: There's as good as A can be",
-            "player_1 plays AD: There's a A as good as he",
-            "player_2 plays AH: There's the best of all the three",
-            "player_0 plays AS: And there's the Earl of Coventry",
-            "player_0 leads 2C: There's as good as 2 can be",
-            "player_0 is out of cards and wins the deal",
+            "player_1 leads 6C: There's as good as 6 can be",
+            "player_2 plays 6H: There's a 6 as good as he",
+            "player_0 passes",
+            "player_1 plays 6D: There's the best of all the three",
+            "player_1 is out of cards and wins the deal",
+            "player_2 pays 47 chips to player_1 (cards left)",
+            "player_0 pays 2 chips to player_1 (cards left)",
         ],
-        [0, 0, 0],
+        [-2, 49, -47],
     ),
 ]
 
@@ -309,3 +310,16 @@ def test_deal_pack_starts_left_of_dealer_and_gives_extras_there():
     hands = deal_pack(list(range(52)), 5, dealer=3)
     assert hands[4][0] == 0 and hands[0][0] == 1  # first card to the dealer's left
     assert [len(h) for h in hands] == [11, 10, 10, 10, 11]  # 52 mod 5 = 2 extras: seats 4 and 0
+
+
+def test_opening_six_only_a_six_opens_and_only_once():
+    hands = build_hands(3, {0: "AC 6S", 1: "6C 6D 2C"}, rest=2)
+    deal = Deal(make_rules("earl_of_coventry"), hands, dealer=2, chips=[100] * 3)
+    assert deal.to_act == 0 and deal.legal_actions() == [SIX]  # the dealer's left holds a 6: it must lead it
+    free = Deal(
+        make_rules("scarne", opening="six"), build_hands(3, {1: "6C 6D 6H 6S 2D", 2: "2C"}, rest=0), 2, [100] * 3
+    )
+    assert free.to_act == 1 and free.legal_actions() == [SIX]  # seat 0 holds no 6: seat 1 opens
+    while free.played[SIX] < 4:  # seat 1 plays all four 6s, the others pass each lap
+        free.apply(free.legal_actions()[0])
+    assert free.is_lead and free.to_act == 1 and free.legal_actions() == [TWO]  # later leads are free (one rank left)

@@ -10,6 +10,7 @@ pytest.importorskip("sb3_contrib")
 from helpers import play_aec_game  # noqa: E402
 
 import agents  # noqa: E402
+from snipsnap_env.observation import OBS_DIM  # noqa: E402
 from train import evaluate, train_ppo  # noqa: E402
 
 SMOKE = [
@@ -147,7 +148,7 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
         "MlpPolicy", make_vec_env(lambda: Shrunk(SingleSeatEnv(4)), n_envs=1), n_steps=16, batch_size=16
     )
     model.save(tmp_path / "small.zip")
-    with pytest.raises(ValueError, match=r"trained for observations of shape \(50,\); .* shape \(111,\)"):
+    with pytest.raises(ValueError, match=rf"trained for observations of shape \(50,\); .* shape \({OBS_DIM},\)"):
         agents.make("ppo", path=tmp_path / "small.zip")
 
 
@@ -198,3 +199,24 @@ def test_watching_a_deal_prints_every_turn(capsys):
 
     play.main(["--players", "3", "--rules", "pairs", "--opponents", "control"])
     assert capsys.readouterr().out.count("Snip Snap Snorem: 3 players") > 10
+
+
+def test_a_model_of_another_observation_layout_names_the_difference(tmp_path):
+    import json
+    import shutil
+    import zipfile
+
+    from agents.ppo import LAYOUT_FILE, SHIPPED_MODEL
+
+    changed = tmp_path / "changed.zip"
+    shutil.copy(SHIPPED_MODEL, changed)
+    with zipfile.ZipFile(changed) as archive:
+        layout = json.loads(archive.read(LAYOUT_FILE))
+    layout = [field for field in layout if field[0] != "rules: opening six"]
+    rebuilt = tmp_path / "rebuilt.zip"
+    with zipfile.ZipFile(changed) as source, zipfile.ZipFile(rebuilt, "w") as target:
+        for item in source.namelist():
+            data = json.dumps(layout) if item == LAYOUT_FILE else source.read(item)
+            target.writestr(item, data)
+    with pytest.raises(ValueError, match=r"another observation layout .*new fields: \['rules: opening six'\]"):
+        agents.make("ppo", path=rebuilt)

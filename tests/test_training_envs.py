@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agents
 import snipsnap_env  # noqa: F401 - registers the gymnasium id
+from snipsnap_env.observation import OBS_DIM
 from snipsnap_env.single_agent import SingleSeatEnv
 
 pytest.importorskip("stable_baselines3")
@@ -30,7 +31,7 @@ def test_single_seat_env_passes_gymnasium_check_env(preset):
 def test_gymnasium_make_and_a_whole_episode():
     env = gymnasium.make("snipsnap/SingleSeat-v0", num_players=6)
     obs, info = env.reset(seed=3)
-    assert obs.shape == (111,)
+    assert obs.shape == (OBS_DIM,)
     total, done = 0.0, False
     while not done:
         mask = env.unwrapped.action_masks()

@@ -51,7 +51,7 @@ class PairedDeals:
 
 
 def play_paired(
-    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, backend: str = "auto", progress=None
+    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, progress=None
 ) -> np.ndarray:
     """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``."""
     num_deals, num_players = deals.opponent_index.shape
@@ -67,23 +67,22 @@ def play_paired(
             deals.opponent_index[part],
             num_players,
             rules,
-            backend,
         )
         if progress is not None:
             progress(part.stop - part.start)
     return result
 
 
-def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules, backend):
+def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules):
     games = len(seats)
-    env = BatchEnv(games, num_players, rules=rules, backend=backend)
+    env = BatchEnv(games, num_players, rules=rules)
     obs, mask = env.reset(owners=owners, dealers=dealers)
     finished = np.zeros(games, bool)
     chips = np.zeros(games)
     rows = np.arange(games)
     while not finished.all():
         live = ~finished
-        to_act = env.current_player
+        to_act = env.to_act
         actions = np.zeros(games, np.int64)
         mine = live & (to_act == seats)
         if mine.any():
@@ -199,7 +198,6 @@ def evaluate(
     reference: str = "random",
     compare_to: tuple[str, ...] = (),
     chunk: int = 8192,
-    backend: str = "auto",
     out_dir: str | None = None,
     quiet: bool = False,
 ) -> list[Row]:
@@ -224,7 +222,7 @@ def evaluate(
     for spec, policy in policies.items():
         policy.reseed(seed)
         pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]  # same streams each time
-        results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, backend=backend, progress=progress.update)
+        results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, progress=progress.update)
     progress.close()
     tables = [summarise(results, name) for name in (reference, *compare_to)]
     title = (

@@ -1,0 +1,363 @@
+"""The compiled rules kernel: the engine's rules (RULES.md §1–4) written turn by turn for one game, compiled
+by numba. It is the project's one fast path — the batched engine, whole-deal evaluation and the search
+player's rollouts all run these functions; :mod:`snipsnap_env.engine` stays the readable reference and
+parity tests hold the two together.
+
+A game is a few arrays, the same whether it is one row of a :class:`~snipsnap_env.batch.BatchEnv` or a
+world sampled by the search player:
+
+=================  ==========  ===========================================================================
+name               shape       meaning
+=================  ==========  ===========================================================================
+``holding``        (N, 13)     cards of each rank in each seat's hand (int8)
+``hand_size``      (N,)        cards in each hand
+``played``         (13,)       cards of each rank played
+``public``         (8,)        the scalars of ``PUBLIC``: open rank, latest card's player, … (int64)
+``deal_score``     (N,)        chips each seat has won (+) or paid (−) this deal; deal points with chips off
+``rng``            (1 + N,)    the game's splitmix64 random streams (uint64): the deal's, then one per seat
+=================  ==========  ===========================================================================
+
+A batch stacks them along a first axis; :data:`STATE` names the stacked arrays in the order kernels take
+them. Rules arrive as one int64 array, :func:`rule_codes`. Randomness comes only from a game's ``rng``, so
+results never depend on how many threads run the games.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
+from .engine import NO_RANK, NUM_ACTIONS, PASS
+from .observation import SCALE, SLICES
+from .rules import OPENINGS, PASS_FEES, SIX, Rules
+
+# ---- rules: every Rules option the kernel reads, as one int64 each ---------------------------------------
+RULE_CODES = ("chips", "penalties", "settle_per_card", "pass_fee", "ante", "multi_play", "opening")
+#: Rules options the kernel does not read, and why: a new option must land in one of the two tuples.
+NOT_IN_KERNEL = {
+    "calls": "what players say, not what they play",
+    "starting_chips": "the kernel counts chips won or lost in the deal, not balances",
+}
+_CHOICES = {"pass_fee": PASS_FEES, "opening": OPENINGS}
+CHIPS, PENALTIES, SETTLE_PER_CARD, PASS_FEE, ANTE, MULTI_PLAY, OPENING = range(len(RULE_CODES))
+FEE_TO_POT, FEE_TO_PREVIOUS = PASS_FEES.index("to_pot"), PASS_FEES.index("to_previous")
+OPENING_SIX = OPENINGS.index("six")
+
+
+def rule_codes(rules: Rules) -> np.ndarray:
+    """The options of ``RULE_CODES`` as int64: booleans and numbers as they are, choices by their index."""
+    return np.array(
+        [
+            _CHOICES[name].index(getattr(rules, name)) if name in _CHOICES else int(getattr(rules, name))
+            for name in RULE_CODES
+        ],
+        np.int64,
+    )
+
+
+# ---- a game's public scalars -----------------------------------------------------------------------------
+PUBLIC = ("open_rank", "last_player", "previous_turn_played", "to_act", "pot", "turns", "winner", "dealer")
+OPEN_RANK, LAST_PLAYER, PREVIOUS_TURN_PLAYED, TO_ACT, POT, TURNS, WINNER, DEALER = range(len(PUBLIC))
+STATE = ("holding", "hand_size", "played", "public", "deal_score", "rng")
+
+# ---- scripted lead policies the kernel plays itself (agents of the same names in agents.scripted) --------
+POLICIES = ("random", "random_card", "most_copies", "fewest_copies")
+RANDOM, RANDOM_CARD, MOST_COPIES, FEWEST_COPIES = range(len(POLICIES))
+
+
+def policy_codes(names) -> np.ndarray:
+    """Scripted policy names as the kernel's codes, with a clear error for one it cannot play."""
+    unknown = [name for name in names if name not in POLICIES]
+    if unknown:
+        raise ValueError(f"policies {unknown} are not played by the kernel; kernel policies: {', '.join(POLICIES)}")
+    return np.array([POLICIES.index(name) for name in names], np.int64)
+
+
+# observation offsets and scales, frozen into the compiled code
+_OBS_AT = np.array(
+    [
+        SLICES[name].start
+        for name in (
+            "hand",
+            "played",
+            "unseen",
+            "open_rank",
+            "is_lead",
+            "set_cards",
+            "would_penalise",
+            "last_player",
+            "to_act",
+            "hand_size",
+            "score",
+            "pot",
+        )
+    ],
+    np.int64,
+)
+_SCALE = SCALE.astype(np.float64)
+
+jit = numba.njit(cache=True, nogil=True)
+
+
+# ---- randomness ------------------------------------------------------------------------------------------
+def seed_streams(seed, count: int) -> np.ndarray:
+    """``count`` independent uint64 stream states from one seed (``numpy.random.SeedSequence``)."""
+    return np.random.SeedSequence(seed).generate_state(max(count, 1), np.uint64)[:count].copy()
+
+
+@jit
+def uniform(rng):
+    """The next float in [0, 1) of the splitmix64 stream held in ``rng[0]``."""
+    rng[0] += np.uint64(0x9E3779B97F4A7C15)
+    z = rng[0]
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+# ---- the deal --------------------------------------------------------------------------------------------
+@jit
+def first_to_lead(holding, dealer, rules):
+    """The dealer's left, or with opening six the first holder of a 6 from the dealer's left (§2.5)."""
+    n = holding.shape[0]
+    seat = (dealer + 1) % n
+    if rules[OPENING] == OPENING_SIX:
+        while holding[seat, SIX] == 0:
+            seat = (seat + 1) % n
+    return seat
+
+
+@jit
+def start_deal(holding, hand_size, played, public, deal_score, dealer, rules):
+    """Begin a deal whose ``holding`` is dealt: hand sizes, the first leader, the ante (Bicycle rules)."""
+    n = holding.shape[0]
+    longest = 0
+    for s in range(n):
+        size = 0
+        for r in range(NUM_RANKS):
+            size += holding[s, r]
+        hand_size[s] = size
+        longest = max(longest, size)
+        deal_score[s] = 0.0
+    played[:] = 0
+    public[OPEN_RANK] = NO_RANK
+    public[LAST_PLAYER] = -1
+    public[PREVIOUS_TURN_PLAYED] = 0
+    public[TO_ACT] = first_to_lead(holding, dealer, rules)
+    public[POT] = 0
+    public[TURNS] = 0
+    public[WINNER] = -1
+    public[DEALER] = dealer
+    if rules[CHIPS] and rules[ANTE]:
+        for s in range(n):
+            paid = rules[ANTE] + (1 if hand_size[s] < longest else 0)
+            deal_score[s] -= paid
+            public[POT] += paid
+
+
+@jit
+def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules):
+    """Draw a dealer, shuffle (Fisher–Yates), deal one card at a time from the dealer's left, start the deal.
+
+    Draws from the deal's stream ``rng[:1]``."""
+    n = holding.shape[0]
+    rng = rng[:1]
+    dealer = int(uniform(rng) * n)
+    pack = np.arange(NUM_CARDS)
+    for position in range(NUM_CARDS - 1, 0, -1):
+        other = int(uniform(rng) * (position + 1))
+        pack[position], pack[other] = pack[other], pack[position]
+    holding[:, :] = 0
+    for position in range(NUM_CARDS):
+        holding[(dealer + 1 + position) % n, pack[position] % NUM_RANKS] += 1
+    start_deal(holding, hand_size, played, public, deal_score, dealer, rules)
+
+
+@jit
+def deal_given(holding, hand_size, played, public, deal_score, owners, dealer, rules):
+    """Deal the given hands: ``owners[card]`` is the seat holding each card id."""
+    holding[:, :] = 0
+    for card in range(NUM_CARDS):
+        holding[owners[card], card % NUM_RANKS] += 1
+    start_deal(holding, hand_size, played, public, deal_score, dealer, rules)
+
+
+# ---- legality: which ranks may be led --------------------------------------------------------------------
+@jit
+def opening_rank(played, rules):
+    """The rank the next lead must be (a 6 before any card of an opening-six deal is played), else -1."""
+    if rules[OPENING] != OPENING_SIX:
+        return -1
+    for r in range(NUM_RANKS):
+        if played[r]:
+            return -1
+    return SIX
+
+
+@jit
+def may_lead(holding, seat, rank, forced):
+    """``seat`` may lead ``rank``: held, and the opening rank if one is ``forced`` (≥ 0)."""
+    return holding[seat, rank] > 0 and (forced < 0 or rank == forced)
+
+
+@jit
+def only_lead(holding, played, seat, rules):
+    """The rank of a forced lead (exactly one legal), else -1: a real choice."""
+    forced = opening_rank(played, rules)
+    rank = -1
+    for r in range(NUM_RANKS):
+        if may_lead(holding, seat, r, forced):
+            if rank >= 0:
+                return -1
+            rank = r
+    return rank
+
+
+# ---- playing ---------------------------------------------------------------------------------------------
+@jit
+def play_until_choice(holding, hand_size, played, public, deal_score, lead, rules):
+    """Lead ``lead`` (if ≥ 0), then play follows, passes and forced leads until a real choice or the end.
+
+    The hot loop: the game's scalars live in locals while it runs.
+    """
+    n = holding.shape[0]
+    chips, penalties, fee, multi = rules[CHIPS], rules[PENALTIES], rules[PASS_FEE], rules[MULTI_PLAY]
+    rank, last, previous_played = public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED]
+    to_act, pot, turns = public[TO_ACT], public[POT], public[TURNS]
+    while public[WINNER] < 0:
+        seat = to_act
+        if rank == NO_RANK:  # a lead: the choice given, or the only legal one, or stop for a real choice
+            if lead >= 0:
+                rank, lead = lead, -1
+            else:
+                rank = only_lead(holding, played, seat, rules)
+                if rank < 0:
+                    break
+        else:  # a follow: whoever does not hold the rank passes (paying any fee), the next holder plays
+            while holding[seat, rank] == 0:
+                if chips and fee == FEE_TO_POT:
+                    deal_score[seat] -= 1
+                    pot += 1
+                elif chips and fee == FEE_TO_PREVIOUS:
+                    deal_score[seat] -= 1
+                    deal_score[last] += 1
+                previous_played = 0
+                turns += 1
+                seat = (seat + 1) % n
+            if chips and penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
+                deal_score[last] -= played[rank]
+                pot += played[rank]
+        count = holding[seat, rank] if multi else 1
+        holding[seat, rank] -= count
+        hand_size[seat] -= count
+        played[rank] += count
+        last, previous_played = seat, 1
+        turns += 1
+        if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
+            public[WINNER] = seat
+            if chips:  # the winner takes the pot, and per card left in every other hand (§3.13)
+                for other in range(n):
+                    if other != seat:
+                        owed = rules[SETTLE_PER_CARD] * hand_size[other]
+                        deal_score[other] -= owed
+                        pot += owed
+                deal_score[seat] += pot
+                pot = 0
+            else:
+                for other in range(n):
+                    deal_score[other] = -1.0 / (n - 1)
+                deal_score[seat] = 1.0
+        elif played[rank] == CARDS_PER_RANK:  # set closed: its last player leads next
+            rank, to_act = NO_RANK, seat
+        else:
+            to_act = (seat + 1) % n
+    public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = rank, last, previous_played
+    public[TO_ACT], public[POT], public[TURNS] = to_act, pot, turns
+
+
+@jit
+def choose_lead(holding, played, seat, policy, rng, rules):
+    """A scripted policy's lead (``POLICIES``); ties are broken uniformly at random."""
+    forced = opening_rank(played, rules)
+    if policy == RANDOM or policy == RANDOM_CARD:
+        total = 0
+        for r in range(NUM_RANKS):
+            if may_lead(holding, seat, r, forced):
+                total += holding[seat, r] if policy == RANDOM_CARD else 1
+        k = int(uniform(rng) * total)
+        for r in range(NUM_RANKS):
+            if may_lead(holding, seat, r, forced):
+                k -= holding[seat, r] if policy == RANDOM_CARD else 1
+                if k < 0:
+                    return r
+        return -1
+    best, best_score, ties = -1, 0, 0
+    sign = 1 if policy == MOST_COPIES else -1
+    for r in range(NUM_RANKS):
+        if may_lead(holding, seat, r, forced):
+            score = sign * holding[seat, r]
+            if best < 0 or score > best_score:
+                best, best_score, ties = r, score, 1
+            elif score == best_score:  # reservoir sampling: each tied rank equally likely
+                ties += 1
+                if uniform(rng) * ties < 1.0:
+                    best = r
+    return best
+
+
+@jit
+def play_out(holding, hand_size, played, public, deal_score, policies, rng, rules):
+    """Play the deal to its end, each seat's real choices made by its scripted policy ``policies[seat]`` with
+    the seat's own stream ``rng[1 + seat]`` (so one seat's choices never shift another's random draws)."""
+    play_until_choice(holding, hand_size, played, public, deal_score, -1, rules)
+    while public[WINNER] < 0:
+        seat = public[TO_ACT]
+        lead = choose_lead(holding, played, seat, policies[seat], rng[1 + seat : 2 + seat], rules)
+        play_until_choice(holding, hand_size, played, public, deal_score, lead, rules)
+
+
+# ---- observing -------------------------------------------------------------------------------------------
+@jit
+def observe(holding, hand_size, played, public, deal_score, seat, template, rules, obs, mask):
+    """Fill ``obs`` (the layout of :mod:`snipsnap_env.observation`) and ``mask`` for ``seat`` (one deal)."""
+    n = holding.shape[0]
+    hand_at, played_at, unseen_at, open_at, is_lead_at, set_at, penalise_at = _OBS_AT[:7]
+    last_at, to_act_at, size_at, score_at, pot_at = _OBS_AT[7:]
+    obs[:] = template
+    mask[:] = 0
+    rank, to_act, over = public[OPEN_RANK], public[TO_ACT], public[WINNER] >= 0
+    for r in range(NUM_RANKS):
+        held = holding[seat, r]
+        obs[hand_at + r] = held * _SCALE[hand_at]
+        obs[played_at + r] = played[r] * _SCALE[played_at]
+        obs[unseen_at + r] = (CARDS_PER_RANK - held - played[r]) * _SCALE[unseen_at]
+    if rank == NO_RANK:
+        obs[is_lead_at] = 1.0
+    else:
+        obs[open_at + rank] = 1.0
+        obs[set_at] = played[rank] * _SCALE[set_at]
+        obs[penalise_at] = 1.0 if public[PREVIOUS_TURN_PLAYED] and rules[CHIPS] and rules[PENALTIES] else 0.0
+        obs[last_at + (public[LAST_PLAYER] - seat) % n] = 1.0
+    for i in range(n):
+        other = (seat + i) % n
+        obs[size_at + i] = hand_size[other] * _SCALE[size_at]
+        obs[score_at + i] = deal_score[other] * _SCALE[score_at]
+    obs[pot_at] = public[POT] * _SCALE[pot_at]
+    if over:
+        return
+    obs[to_act_at + (to_act - seat) % n] = 1.0
+    if seat != to_act:
+        return
+    if rank == NO_RANK:
+        forced = opening_rank(played, rules)
+        for r in range(NUM_RANKS):
+            mask[r] = 1 if may_lead(holding, seat, r, forced) else 0
+    elif holding[seat, rank] > 0:
+        mask[rank] = 1
+    else:
+        mask[PASS] = 1
+
+
+assert NUM_ACTIONS == PASS + 1
