@@ -1,6 +1,7 @@
 """Benchmark the fast path: whole deals played in the kernel (``play_deals``), BatchEnv deals/s and
-decisions/s over a batch-size sweep, the AEC env raw and wrapped, and PPO training fps with the single-seat env vs the batched VecEnv, with
-PettingZoo's connect_four_v3 in the same run as the reference. Prints a table and writes JSON.
+decisions/s over a batch-size sweep, the AEC env raw and wrapped, and PPO training fps with the
+single-seat env vs the batched VecEnv, with PettingZoo's connect_four_v3 in the same run as the reference.
+Prints a table and writes JSON.
 
     python -m train.bench_batch --json bench.json        # about 3 minutes
 """
