@@ -2,15 +2,16 @@
 
 >>> import agents
 >>> sorted(agents.names())
-['control', 'fewest_copies', 'most_copies', 'ppo', 'random', 'random_card']
+['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'random', 'random_card']
 """
 
 from __future__ import annotations
 
 from .base import Policy
+from .pimc import PIMC
 from .scripted import Control, FewestCopies, MostCopies, RandomCard, RandomPolicy
 
-_REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, FewestCopies, Control)}
+_REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, FewestCopies, Control, PIMC)}
 
 
 def _make_ppo(**kwargs) -> Policy:
@@ -33,4 +34,4 @@ def make(name: str, **kwargs) -> Policy:
     return _REGISTRY[name](**kwargs)
 
 
-__all__ = ["Policy", "make", "names", "RandomPolicy", "MostCopies", "FewestCopies", "Control", "RandomCard"]
+__all__ = ["Policy", "make", "names", "RandomPolicy", "MostCopies", "FewestCopies", "Control", "RandomCard", "PIMC"]

@@ -1,0 +1,194 @@
+"""A search player: determinized Monte-Carlo (PIMC) lead choice on the compiled kernel's rollouts.
+
+At a lead with more than one legal action, the player samples ``samples`` worlds — the unseen cards dealt
+to the other seats uniformly among the deals consistent with public information — and, in every world,
+plays each candidate lead out to the end of the deal in the kernel: itself with ``rollout_policy`` after
+the lead, the other seats with ``opponent_model``. It leads the candidate with the best mean chip result
+(deal points with chips off). Every candidate meets the same worlds and the same random streams (common
+random numbers), so their differences are measured far more sharply than their means.
+
+What the belief uses and ignores. At a lead every rank is either untouched (all four cards in hands) or
+finished (all four played), so public information is: the cards played, each seat's hand size, the pot.
+Ranks a seat has shown it lacks by passing are always finished ranks by the time of a lead, so they add
+nothing. What the belief ignores is what opponents' own lead choices reveal (a player who led a singleton
+may hold many pairs): the sampled worlds are uniform given the counts above.
+
+Candidates. Untouched ranks that the player holds equally often are interchangeable under that belief,
+so there are at most four candidates: lead a rank held once, twice, three or four times.
+
+>>> import agents, numpy as np
+>>> from snipsnap_env.batch import BatchEnv
+>>> env = BatchEnv(4, 4, seed=0)
+>>> obs, mask = env.reset()
+>>> actions = agents.make("pimc", samples=32, seed=0).act_batch(obs, mask)
+>>> bool(mask[np.arange(4), actions].all())
+True
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
+from snipsnap_env.engine import NO_RANK
+from snipsnap_env.kernel import (
+    DEALER,
+    LAST_PLAYER,
+    OPEN_RANK,
+    POT,
+    PREVIOUS_TURN_PLAYED,
+    PUBLIC,
+    TO_ACT,
+    TURNS,
+    WINNER,
+    play_out,
+    play_until_choice,
+    policy_codes,
+    rule_codes,
+    uniform,
+)
+from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
+from snipsnap_env.rules import MIN_PLAYERS
+
+from .base import Policy, check_masks
+from .scripted import hand_counts
+
+NUM_PUBLIC = len(PUBLIC)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sample_world(own, played, sizes, rng, holding):
+    """Seat 0 holds ``own``; the unseen cards go to seats 1.. uniformly, ``sizes[s]`` each."""
+    n = sizes.shape[0]
+    unseen = np.empty(sizes[1:].sum(), np.int64)
+    k = 0
+    for r in range(NUM_RANKS):
+        for _ in range(CARDS_PER_RANK - own[r] - played[r]):
+            unseen[k] = r
+            k += 1
+    for i in range(k - 1, 0, -1):  # Fisher–Yates
+        j = int(uniform(rng) * (i + 1))
+        unseen[i], unseen[j] = unseen[j], unseen[i]
+    holding[:, :] = 0
+    holding[0, :] = own
+    k = 0
+    for s in range(1, n):
+        for _ in range(sizes[s]):
+            holding[s, unseen[k]] += 1
+            k += 1
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def pimc_scores(own, played, sizes, pot, candidates, samples, policies, seeds, rules, totals):
+    """``totals[r, w, rank]``: seat 0's chips in world ``w`` of row ``r`` when it leads ``rank`` there.
+
+    Row ``r`` is a lead of seat 0 (the observer; seats relative to it) with ``own[r]`` in hand, ``played[r]``
+    played, hand sizes ``sizes[r]`` and ``pot[r]``; ``candidates[r, rank]`` marks the leads to score;
+    ``policies`` are the rollout policies per relative seat.
+    """
+    rows, n = sizes.shape
+    for job in numba.prange(rows * samples):
+        r, w = job // samples, job % samples
+        world_rng = np.empty(1 + 1 + n, np.uint64)  # the world's deal stream, then one per seat
+        for i in range(world_rng.shape[0]):
+            world_rng[i] = seeds[r] ^ (np.uint64(w * world_rng.shape[0] + i) * np.uint64(0xD1B54A32D192ED03))
+            uniform(world_rng[i : i + 1])
+        world = np.empty((n, NUM_RANKS), np.int8)
+        _sample_world(own[r], played[r], sizes[r], world_rng[:1], world)
+        holding = np.empty((n, NUM_RANKS), np.int8)
+        hand_size = np.empty(n, np.int64)
+        done = np.empty(NUM_RANKS, np.int64)
+        public = np.empty(NUM_PUBLIC, np.int64)
+        deal_score = np.empty(n, np.float64)
+        streams = np.empty(1 + n, np.uint64)
+        for rank in range(NUM_RANKS):
+            if not candidates[r, rank]:
+                continue
+            holding[:, :] = world
+            hand_size[:] = sizes[r]
+            done[:] = played[r]
+            public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = NO_RANK, -1, 0
+            public[TO_ACT], public[POT], public[TURNS], public[WINNER], public[DEALER] = 0, pot[r], 1, -1, n - 1
+            deal_score[:] = 0.0
+            streams[:] = world_rng[1:]  # common random numbers: every candidate meets the same draws
+            play_until_choice(holding, hand_size, done, public, deal_score, rank, rules)
+            play_out(holding, hand_size, done, public, deal_score, policies, streams, rules)
+            totals[r, w, rank] = deal_score[0]
+
+
+class PIMC(Policy):
+    """Determinized Monte-Carlo lead choice: ``samples`` sampled worlds, every candidate rolled out in each."""
+
+    name = "pimc"
+
+    def __init__(
+        self,
+        samples: int = 128,
+        opponent_model: str = "random",
+        rollout_policy: str = "most_copies",
+        seed: int | None = None,
+    ):
+        super().__init__(seed)
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+            raise ValueError(f"samples got {samples!r}; allowed: an integer of at least 1")
+        self.samples = int(samples)
+        self.opponent_model, self.rollout_policy = opponent_model, rollout_policy
+        policy_codes([opponent_model, rollout_policy])  # a clear error for a policy the kernel cannot play
+
+    def act_batch(self, obs, mask):
+        mask = check_masks(mask)
+        obs = np.asarray(obs, np.float32)
+        actions = mask.argmax(axis=1)  # forced turns: the one legal action
+        choosing = np.flatnonzero(mask.sum(axis=1) > 1)
+        if choosing.size:
+            actions[choosing] = self._search(obs[choosing], mask[choosing])
+        return actions
+
+    def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(B, 13) mean chips of each candidate lead over the sampled worlds (NaN where not a candidate)."""
+        obs, mask = np.asarray(obs, np.float32), check_masks(mask)
+        num_players = MIN_PLAYERS + obs[:, SLICES["num_players"]].argmax(axis=1)
+        scores = np.full((len(obs), NUM_RANKS), np.nan)
+        for n in np.unique(num_players):  # one kernel call per table size and rules (usually one)
+            rows = np.flatnonzero(num_players == n)
+            for features in np.unique(obs[rows][:, SLICES["rules"]], axis=0):
+                same = rows[(obs[rows][:, SLICES["rules"]] == features).all(axis=1)]
+                scores[same] = self._scores_for_table(obs[same], mask[same], int(n), features)
+        return scores
+
+    def _search(self, obs, mask):
+        scores = self.scores(obs, mask)
+        return np.nanargmax(scores, axis=1)
+
+    def _scores_for_table(self, obs, mask, n, features):
+        own = hand_counts(obs).astype(np.int64)
+        played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
+        sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
+        pot = np.rint(obs[:, SLICES["pot"].start] * CHIP_SCALE).astype(np.int64)
+        if (obs[:, SLICES["is_lead"].start] < 0.5).any() or (
+            (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
+        ).any():
+            raise ValueError("pimc searches leads only: every row with more than one legal action must be a lead")
+        candidates = _candidates(own, mask[:, :NUM_RANKS])
+        policies = policy_codes([self.rollout_policy] + [self.opponent_model] * (n - 1))
+        seeds = self.rng.integers(0, 2**63, size=len(obs), dtype=np.uint64)
+        rules = rule_codes(rules_from_features(features))
+        totals = np.zeros((len(obs), self.samples, NUM_RANKS))
+        pimc_scores(own, played, sizes, pot, candidates, self.samples, policies, seeds, rules, totals)
+        means = totals.mean(axis=1)
+        return np.where(candidates, means, np.nan)
+
+    def __repr__(self) -> str:
+        return f"PIMC(samples={self.samples}, opponent_model={self.opponent_model!r})"
+
+
+def _candidates(own: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """One representative legal rank (the lowest) for each number of copies held: (B, 13) bool."""
+    candidates = np.zeros(legal.shape, bool)
+    rows = np.arange(len(own))
+    for copies in range(1, CARDS_PER_RANK + 1):
+        group = legal & (own == copies)
+        has = group.any(axis=1)
+        candidates[rows[has], group[has].argmax(axis=1)] = True
+    return candidates
