@@ -105,3 +105,11 @@ class Control(Policy):
         wins_now = (copies == copies.sum(axis=1, keepdims=True)) & (copies > 0)
         scores = copies + 2 * closes - penalty + 100 * wins_now
         return argmax_legal(_pad_pass(scores), mask, self.rng)
+
+
+KERNEL_PLAYED = (RandomPolicy, RandomCard, MostCopies, FewestCopies)  # the kernel's POLICIES, by name
+
+
+def kernel_name(policy) -> str | None:
+    """The name under which the compiled kernel plays ``policy`` itself, or None if it cannot."""
+    return policy.name if type(policy) in KERNEL_PLAYED else None

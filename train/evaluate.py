@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 
 import agents
-from snipsnap_env.batch import BatchEnv
+from agents.scripted import kernel_name
+from snipsnap_env.batch import BatchEnv, play_given_deals
 from snipsnap_env.cards import NUM_CARDS
+from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
 Z95 = 1.959964
@@ -51,10 +53,23 @@ class PairedDeals:
 
 
 def play_paired(
-    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, progress=None
+    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, progress=None, seed: int = 0
 ) -> np.ndarray:
-    """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``."""
+    """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``.
+
+    When every policy is one the kernel plays itself, whole deals run in the kernel (``play_given_deals``,
+    each seat drawing from its own stream); otherwise the batched engine steps lead by lead with the
+    policies' ``act_batch`` between steps.
+    """
     num_deals, num_players = deals.opponent_index.shape
+    names = [kernel_name(policy) for policy in (candidate, *opponents)]
+    if None not in names:
+        table = np.array(names[1:], dtype=object)[deals.opponent_index]
+        table[np.arange(num_deals), deals.seats] = names[0]
+        chips = play_given_deals(deals.owners, deals.dealers, table.astype(str), rules, seed=seed)
+        if progress is not None:
+            progress(num_deals)
+        return chips[np.arange(num_deals), deals.seats]
     result = np.zeros(num_deals)
     for start in range(0, num_deals, chunk):
         part = slice(start, min(start + chunk, num_deals))
@@ -180,11 +195,19 @@ def save_results(tables: list[list[Row]], out_dir: Path, title: str) -> None:
     plt.close(fig)
 
 
-def make_candidate(spec: str, seed: int):
-    """``name`` or ``ppo:path/to/model.zip``."""
-    name, _, path = spec.partition(":")
+def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = ()):
+    """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
+    when they are one policy the kernel plays, else as random."""
+    name, _, option = spec.partition(":")
     if name == "ppo":
-        return agents.make("ppo", path=path or None, seed=seed)
+        return agents.make("ppo", path=option or None, seed=seed)
+    if name == "pimc":
+        if option and not option.isdigit():
+            raise ValueError(f"candidate {spec!r}: write pimc:<samples>, e.g. pimc:128")
+        model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
+        return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
+    if option:
+        raise ValueError(f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option")
     return agents.make(name, seed=seed)
 
 
@@ -214,7 +237,9 @@ def evaluate(
     for name in (reference, *compare_to):
         if name not in candidates:
             candidates = [name, *candidates]
-    policies = {spec: make_candidate(spec, seed) for spec in candidates}  # fail early on a bad name or file
+    policies = {
+        spec: make_candidate(spec, seed, tuple(opponents)) for spec in candidates
+    }  # fail early on a bad name or file
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
     results = {}
     progress = _progress_bar(deals * len(candidates), quiet)
@@ -222,7 +247,7 @@ def evaluate(
     for spec, policy in policies.items():
         policy.reseed(seed)
         pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]  # same streams each time
-        results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, progress=progress.update)
+        results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, progress=progress.update, seed=seed)
     progress.close()
     tables = [summarise(results, name) for name in (reference, *compare_to)]
     title = (
