@@ -14,7 +14,7 @@ from snipsnap_env.observation import OBS_DIM  # noqa: E402
 from train import evaluate, train_ppo  # noqa: E402
 
 SMOKE = [
-    "--num-players",
+    "--players",
     "4",
     "--num-envs",
     "16",
@@ -37,7 +37,7 @@ SMOKE = [
 @pytest.mark.parametrize("policy", ["mlp", "rank_shared"])
 def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, policy):
     final = train_ppo.main(
-        SMOKE + ["--total-timesteps", "512", "--out-dir", str(tmp_path), "--run-name", "smoke", "--policy", policy]
+        SMOKE + ["--total-timesteps", "512", "--runs", str(tmp_path), "--run-name", "smoke", "--policy", policy]
     )
     run = tmp_path / "smoke"
     for name in ("final_model.zip", "best_model.zip", "eval.csv", "progress.csv", "learning_curve.png", "args.json"):
@@ -53,7 +53,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         + [
             "--total-timesteps",
             "1024",
-            "--out-dir",
+            "--runs",
             str(tmp_path),
             "--run-name",
             "smoke",
@@ -73,7 +73,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         (["--opponents", "smart"], "unknown opponent 'smart'"),
         (["--rules", "snap"], "unknown rules preset 'snap'"),
         (["--policy", "cnn"], "policy got 'cnn'"),
-        (["--num-players", "9"], "num_players got 9"),
+        (["--players", "9"], "num_players got 9"),
         (["--total-timesteps", "0"], "total_timesteps got 0"),
     ],
 )
@@ -85,7 +85,7 @@ def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
 
 def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="--resume: no checkpoint"):
-        train_ppo.main(["--resume", "--out-dir", str(tmp_path), "--run-name", "nothing", "--no-progress"])
+        train_ppo.main(["--resume", "--runs", str(tmp_path), "--run-name", "nothing", "--no-progress"])
 
 
 def test_evaluation_is_deterministic_for_a_seed(tmp_path):
@@ -165,15 +165,16 @@ def test_the_main_job_trains_then_benchmarks_and_reuses_a_finished_run(tmp_path,
     argv = SMOKE + [
         "--total-timesteps",
         "512",
-        "--out-dir",
+        "--runs",
         str(tmp_path / "runs"),
-        "--eval-deals-final",
+        "--deals",
         "300",
-        "--results",
+        "--out",
         str(tmp_path / "results"),
     ]
     rows = main.main(argv)
-    assert [row.name for row in rows][:5] == ["random", "random_card", "most_copies", "fewest_copies", "control"]
+    names = [row.name for row in rows]
+    assert names[:6] == ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]
     assert rows[-1].name.startswith("ppo:") and rows[-1].deals == 300
     assert (tmp_path / "results" / "results.md").read_text().count("paired difference vs") == 2
     main.main(argv)

@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from .cli import at_least, new_parser, positive_float
+
 
 def measure(make_env, seconds: float, seed: int = 0) -> dict:
     """Play whole games with random legal actions for about ``seconds``; return turns/s and games/s."""
@@ -79,12 +81,18 @@ def measure_table(envs: dict, rounds: int, seconds: float) -> dict:
     return results
 
 
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__)
+    job.add_argument("--seconds", type=positive_float, default=2.0, help="time spent on each measurement")
+    job.add_argument("--rounds", type=at_least(1), default=3, help="measurements per env; the best is reported")
+    job.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    return job
+
+
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=2.0, help="time spent on each measurement")
-    parser.add_argument("--rounds", type=int, default=3, help="measurements per env; the best is reported")
-    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
-    args = parser.parse_args(argv)
+    job = parser()
+    args = job.parse_args(argv)
 
     results = measure_table(aec_envs(range(3, 9)), args.rounds, args.seconds)
     ratio = results["snipsnap env() N=6"]["turns_per_s"] / results["connect_four_v3 env()"]["turns_per_s"]

@@ -15,6 +15,7 @@ import agents
 from snipsnap_env.batch import BatchEnv, play_deals
 
 from .bench_aec import aec_envs, measure_table, save_json
+from .cli import add_flag, at_least, new_parser, positive_float
 
 
 def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> dict:
@@ -74,14 +75,20 @@ def ppo_fps(vec: str, seconds_budget_steps: int, num_envs: int, n_steps: int, ba
     return seconds_budget_steps / (time.perf_counter() - start)
 
 
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__)
+    job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
+    add_flag(job, "players")
+    job.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
+    job.add_argument("--ppo-steps", type=at_least(1), default=65536, help="timesteps per PPO fps measurement")
+    job.add_argument("--json", default=None)
+    return job
+
+
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=3.0, help="time per BatchEnv measurement")
-    parser.add_argument("--players", type=int, default=6)
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
-    parser.add_argument("--ppo-steps", type=int, default=65536, help="timesteps per PPO fps measurement")
-    parser.add_argument("--json", default=None)
-    args = parser.parse_args(argv)
+    job = parser()
+    args = job.parse_args(argv)
     results: dict = {"kernel": {}, "batch": {}, "aec": {}, "ppo_fps": {}}
 
     results["kernel"] = kernel_speed(args.players, args.seconds * 2)

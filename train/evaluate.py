@@ -26,6 +26,8 @@ from snipsnap_env.cards import NUM_CARDS
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
+from .cli import add_flag, add_table_flags, new_parser
+
 Z95 = 1.959964
 
 
@@ -268,23 +270,27 @@ def _progress_bar(total: int, quiet: bool):
     return tqdm(total=total, unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
 
 
-def main(argv=None) -> list[Row]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__)
+    job.add_argument(
         "--candidates",
         nargs="+",
-        default=["random", "most_copies", "fewest_copies", "control", "ppo"],
-        help="agent names; 'ppo' is the shipped model, 'ppo:path.zip' another one",
+        default=["random", "most_copies", "fewest_copies", "control", "pimc", "ppo"],
+        help="agent names; 'ppo' is the shipped model, 'ppo:path.zip' another one; 'pimc:512' sets the samples",
     )
-    parser.add_argument("--opponents", nargs="+", default=["random"], help="the opponents' pool (agent names)")
-    parser.add_argument("--players", type=int, default=6)
-    parser.add_argument("--rules", default="scarne", choices=sorted(PRESETS))
-    parser.add_argument("--deals", type=int, default=20000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reference", default="random")
-    parser.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
-    parser.add_argument("--out", default="results", help="folder for results.md/.csv/.json/.png")
-    args = parser.parse_args(argv)
+    add_flag(job, "opponents")
+    add_table_flags(job)
+    add_flag(job, "deals")
+    job.add_argument("--reference", default="random")
+    job.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
+    add_flag(job, "out", help="folder for results.md/.csv/.json/.png")
+    return job
+
+
+def main(argv=None) -> list[Row]:
+    job = parser()
+    args = job.parse_args(argv)
     try:
         return evaluate(
             args.candidates,
@@ -298,7 +304,7 @@ def main(argv=None) -> list[Row]:
             out_dir=args.out,
         )
     except (ValueError, FileNotFoundError) as error:  # bad names, table sizes, model files: no traceback
-        parser.error(str(error))
+        job.error(str(error))
 
 
 if __name__ == "__main__":

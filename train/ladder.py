@@ -18,8 +18,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
+from .cli import add_flag, new_parser
 from .evaluate import evaluate
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
@@ -95,22 +96,28 @@ def save(rows: list[dict], title: str, out: Path) -> None:
     plt.close(fig)
 
 
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__)
+    add_flag(job, "players", nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
+    add_flag(job, "opponents", default=["random", "most_copies"], help="opponent pools: one panel each")
+    job.add_argument("--candidates", nargs="+", default=DEFAULT_CANDIDATES)
+    add_flag(job, "rules")
+    add_flag(job, "deals", help="paired deals per cell")
+    add_flag(job, "seed")
+    add_flag(job, "out", default="results/ladder")
+    return job
+
+
 def main(argv=None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--players", type=int, nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
-    parser.add_argument("--opponents", nargs="+", default=["random", "most_copies"], help="one pool per panel")
-    parser.add_argument("--candidates", nargs="+", default=DEFAULT_CANDIDATES)
-    parser.add_argument("--rules", default="scarne", choices=sorted(PRESETS))
-    parser.add_argument("--deals", type=int, default=20_000, help="paired deals per cell")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="results/ladder")
-    args = parser.parse_args(argv)
+    job = parser()
+    args = job.parse_args(argv)
     if "most_copies" not in args.candidates:
         args.candidates = ["most_copies", *args.candidates]
     try:
         return ladder(args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, Path(args.out))
     except (ValueError, FileNotFoundError) as error:
-        parser.error(str(error))
+        job.error(str(error))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ import agents
 import snipsnap_env
 from snipsnap_env.cards import RANK_NAMES
 from snipsnap_env.render import table_text
-from snipsnap_env.rules import PRESETS
+
+from .cli import add_flag, add_table_flags, new_parser
 
 
 def ask_lead(mask, prompt=input) -> int:
@@ -53,20 +54,24 @@ def play(players: int, rules: str, opponents: list[str], seat: int | None, seed:
     return match.chips
 
 
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__)
+    add_table_flags(job, players=4)
+    add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
+    job.add_argument("--seat", type=int, default=None, help="your seat; leave out to watch the agents")
+    return job
+
+
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--players", type=int, default=4, help="3..8")
-    parser.add_argument("--rules", default="scarne", choices=sorted(PRESETS))
-    parser.add_argument("--opponents", nargs="+", default=["most_copies"], help="agent names, seat by seat in turn")
-    parser.add_argument("--seat", type=int, default=None, help="your seat; leave out to watch the agents")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    job = parser()
+    args = job.parse_args(argv)
     if args.seat is not None and not 0 <= args.seat < args.players:
-        parser.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
+        job.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
     try:
         return play(args.players, args.rules, args.opponents, args.seat, args.seed)
     except ValueError as error:  # unknown agent names, table sizes
-        parser.error(str(error))
+        job.error(str(error))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ periodic paired evaluation, ``final_model.zip``, ``eval.csv`` and ``learning_cur
 continues an interrupted run from its latest checkpoint.
 
     python -m train.train_ppo                               # the defaults: about 15 minutes on 2 CPU cores
-    python -m train.train_ppo --total-timesteps 2000 --eval-every 1000 --run-name smoke
+    python -m train.train_ppo --players 4 --rules parlett --total-timesteps 2000 --eval-every 1000 --run-name smoke
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ from pathlib import Path
 import numpy as np
 
 import agents
+from agents.ppo import save_model
 from snipsnap_env.rules import PRESETS, check_num_players
 
-from .cli import arg, parse
+from .cli import add_dataclass_flags, arg, from_namespace, new_parser
 from .evaluate import PairedDeals, play_paired
 
 
 @dataclass
 class Args:
-    num_players: int = arg(6, "players at the table, 3..8")
+    num_players: int = arg(6, "players at the table, 3..8", flag="players")
     rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
     opponents: tuple[str, ...] = arg(("random",), "the opponents' pool: agent names, one drawn per seat per episode")
     total_timesteps: int = arg(4_500_000, "learner decisions to train on")
@@ -48,7 +49,7 @@ class Args:
     eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice")
     eval_deals: int = arg(20_000, "paired deals per evaluation")
     checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
-    out_dir: str = arg("runs", "where runs are written")
+    out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
     run_name: str = arg("", "the run's folder name; default ppo_<preset>_<N>p_s<seed>")
     resume: bool = arg(False, "continue the run in <out-dir>/<run-name> from its latest checkpoint")
     progress: bool = arg(True, "show a progress bar")
@@ -77,6 +78,13 @@ class Args:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} got {getattr(self, name)}; allowed: a positive integer")
+        if self.seed < 0:
+            raise ValueError(f"seed got {self.seed}; allowed: a whole number of at least 0")
+        for name in ("learning_rate", "threads"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} got {getattr(self, name)}; allowed: a number above 0")
+        if self.ent_coef < 0:
+            raise ValueError(f"ent_coef got {self.ent_coef}; allowed: 0 or more")
         self.run_name = self.run_name or f"ppo_{self.rules}_{self.num_players}p_s{self.seed}"
 
 
@@ -150,7 +158,7 @@ def make_callbacks(args: Args, run_dir: Path):
                 csv.writer(f).writerow([self.num_timesteps, float(chips.mean()), mean, ci])
             if mean > self.best:
                 self.best = mean
-                self.model.save(run_dir / "best_model.zip")
+                save_model(self.model, run_dir / "best_model.zip")
 
         def _on_training_end(self) -> None:
             self.evaluate()
@@ -213,7 +221,7 @@ def train(args: Args) -> Path:
     if args.resume and checkpoint is None:
         raise FileNotFoundError(f"--resume: no checkpoint in {run_dir / 'checkpoints'}; start the run without --resume")
     if not args.resume and (run_dir / "final_model.zip").exists():
-        raise FileExistsError(f"{run_dir} already holds a finished run; choose another --run-name or --out-dir")
+        raise FileExistsError(f"{run_dir} already holds a finished run; choose another --run-name or --runs")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
     env = make_vec_env(args, args.seed if checkpoint is None else args.seed + 1_000_003)
@@ -263,7 +271,7 @@ def train(args: Args) -> Path:
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
     final = run_dir / "final_model.zip"
-    model.save(final)
+    save_model(model, final)
     curve = plot_learning_curve(run_dir)
     elapsed = time.perf_counter() - started
     print(
@@ -273,8 +281,13 @@ def train(args: Args) -> Path:
     return final
 
 
+def parser():
+    return add_dataclass_flags(Args, new_parser(__doc__))
+
+
 def main(argv=None) -> Path:
-    return train(parse(Args, argv, description=__doc__))
+    job = parser()
+    return train(from_namespace(Args, job.parse_args(argv), job))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,83 @@
+"""Every job speaks one command-line vocabulary, and every example command in the docs parses as written."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+JOBS = ["main", "train_ppo", "evaluate", "ladder", "play", "bench_aec", "bench_batch"]
+SHARED = {"--players", "--rules", "--opponents", "--seed", "--deals", "--out", "--runs"}
+RETIRED = {"--num-players", "--out-dir", "--results", "--eval-deals-final", "--backend"}
+
+
+def example_commands(text: str) -> list[tuple[str, list[str]]]:
+    """``python -m train.<job> args`` lines (joined over trailing backslashes) as (job, argv)."""
+    text = text.replace("\\\n", " ")
+    found = []
+    for match in re.finditer(r"python -m train\.(\w+)([^\n`#]*)", text):
+        argv = shlex.split(match.group(2))
+        if "--help" not in argv:  # that one prints and exits: nothing to check
+            found.append((match.group(1), argv))
+    return found
+
+
+def flags_of(job: str) -> set[str]:
+    parser = importlib.import_module(f"train.{job}").parser()
+    return {flag for action in parser._actions for flag in action.option_strings}
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_the_examples_in_a_jobs_help_parse(job):
+    module = importlib.import_module(f"train.{job}")
+    examples = example_commands(module.__doc__)
+    assert examples, f"train.{job} shows no example"
+    for name, argv in examples:
+        importlib.import_module(f"train.{name}").parser().parse_args(argv)
+
+
+def test_the_readme_commands_parse():
+    examples = example_commands((ROOT / "README.md").read_text())
+    assert len(examples) > 8
+    for name, argv in examples:
+        importlib.import_module(f"train.{name}").parser().parse_args(argv)
+
+
+def test_one_flag_name_per_idea():
+    for job in JOBS:
+        flags = flags_of(job)
+        assert not flags & RETIRED, (job, flags & RETIRED)
+    assert {"--players", "--rules", "--seed", "--opponents", "--runs"} <= flags_of("train_ppo")
+    assert {"--players", "--rules", "--seed", "--opponents", "--deals", "--out"} <= flags_of("evaluate")
+    assert SHARED <= flags_of("main")
+
+
+@pytest.mark.parametrize(
+    "job, argv, message",
+    [
+        ("evaluate", ["--players", "9"], "9 players; allowed: 3 to 8"),
+        ("evaluate", ["--seed", "-1"], "allowed: a whole number of at least 0"),
+        ("evaluate", ["--deals", "1"], "at least 2"),
+        ("bench_aec", ["--seconds", "0"], "a number above 0"),
+        ("bench_batch", ["--ppo-steps", "-5"], "at least 1"),
+        ("train_ppo", ["--threads", "0"], "threads got 0"),
+        ("train_ppo", ["--learning-rate", "-1"], "learning_rate got -1"),
+        ("train_ppo", ["--seed", "-1"], "seed got -1"),
+    ],
+)
+def test_bad_flags_are_usage_errors(job, argv, message, capsys):
+    module = importlib.import_module(f"train.{job}")
+    with pytest.raises(SystemExit) as exit_:
+        if job == "train_ppo":
+            from train.cli import from_namespace
+
+            parser = module.parser()
+            from_namespace(module.Args, parser.parse_args(argv), parser)
+        else:
+            module.parser().parse_args(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
