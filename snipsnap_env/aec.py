@@ -13,7 +13,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .engine import NUM_ACTIONS, Match
+from .engine import NUM_ACTIONS, IllegalActionError, Match
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
@@ -29,6 +29,18 @@ def env(**kwargs) -> AECEnv:
     wrapped = TerminateIllegalWrapper(wrapped, illegal_reward=ILLEGAL_REWARD)
     wrapped = AssertOutOfBoundsWrapper(wrapped)
     return OrderEnforcingWrapper(wrapped)
+
+
+def check_options(options, known: tuple[str, ...]) -> dict:
+    """``reset``'s options as a dict: None or a dict of known keys, else a clear error."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"reset options must be a dict (known keys: {', '.join(known)}), got {options!r}")
+    unknown = sorted(set(options) - set(known))
+    if unknown:  # a warning, not an error: PettingZoo's api_test resets with an unknown option on purpose
+        warnings.warn(f"reset ignores unknown options {unknown}; known options: {', '.join(known)}")
+    return options
 
 
 class raw_env(AECEnv, EzPickle):
@@ -51,7 +63,9 @@ class raw_env(AECEnv, EzPickle):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi'")
         self.render_mode = render_mode
-        self.auto_forced = bool(auto_forced)
+        if not isinstance(auto_forced, bool):
+            raise ValueError(f"auto_forced got {auto_forced!r}; allowed: True or False")
+        self.auto_forced = auto_forced
         self._match = Match(self.rules, self.num_players, num_deals)
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -65,6 +79,15 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self._rng: np.random.Generator | None = None
         self._last_events: list = []
+        self._observed: dict = {}  # agent -> its observation of the current state
+
+    # EzPickle would rebuild a fresh, never-reset env from the constructor's arguments; a copy or a pickle of a
+    # game in progress must carry the game (the match, its random generator, the bookkeeping) instead.
+    def __getstate__(self) -> dict:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
 
     @property
     def match(self) -> Match:
@@ -83,23 +106,28 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def observe(self, agent) -> dict:
-        seat = self.agent_name_mapping[agent]
+        # Encoded at most once per state and seat: the cache is emptied whenever the state changes (reset,
+        # step). Callers get copies, so nobody can change what another caller sees.
+        cached = self._observed.get(agent)
+        if cached is None:
+            seat = self.agent_name_mapping[agent]
+            cached = self._observed[agent] = {"observation": encode(self._match, seat), "action_mask": self.mask(agent)}
+        return {"observation": cached["observation"].copy(), "action_mask": cached["action_mask"].copy()}
+
+    def mask(self, agent) -> np.ndarray:
+        """The engine's legal actions for ``agent`` (all zero when it is not to act)."""
         deal = self._match.deal
-        if seat == deal.to_act and not deal.over:
-            mask = deal.legal_mask()
-        else:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": encode(self._match, seat), "action_mask": mask}
+        if self.agent_name_mapping[agent] == deal.to_act and not deal.over:
+            return deal.legal_mask()
+        return np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a match. ``options={"hands": [[card ids], ...], "dealer": d}`` plays a given first deal."""
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            warnings.warn(f"reset ignores unknown options {unknown}; known options: {', '.join(RESET_OPTIONS)}")
+        options = check_options(options, RESET_OPTIONS)
         match = self._match
+        self._observed = {}
         self._score_seen = [float(match.rules.starting_chips if match.rules.chips else 0)] * self.num_players
         events = match.start(self._rng, hands=options.get("hands"), dealer=options.get("dealer"))
         self.agents = self.possible_agents[:]
@@ -122,7 +150,13 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if isinstance(action, (bool, np.bool_)):  # True would pass for action 1: say so instead
+            raise IllegalActionError(f"action {action!r} is a bool; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+        deal = self._match.deal
+        if action not in deal.legal_actions():
+            deal.apply(action)  # raises IllegalActionError, naming the legal actions; nothing has changed yet
         self._cumulative_rewards[agent] = 0.0
+        self._observed = {}
         events = self._match.apply(action)
         if self.auto_forced:
             events += self._play_forced()

@@ -73,9 +73,13 @@ def check_hands(hands, num_players: int) -> list[list[int]]:
     checked: list[list[int]] = []
     for seat, hand in enumerate(hands):
         try:
-            cards = [int(c) for c in hand]
-        except (TypeError, ValueError):
+            cards = [c if _is_card_id(c) else None for c in hand]
+        except TypeError:
             raise ValueError(f"hands[{seat}] must be a list of card ids 0..51, got {hand!r}") from None
+        if None in cards:
+            bad = [c for c in hand if not _is_card_id(c)]
+            raise ValueError(f"hands[{seat}] holds {bad[:5]}: card ids are whole numbers 0..51 (not floats or bools)")
+        cards = [int(c) for c in cards]
         if not cards:
             raise ValueError(f"hands[{seat}] is empty; every seat must be dealt at least one card")
         checked.append(cards)
@@ -90,6 +94,10 @@ def check_hands(hands, num_players: int) -> list[list[int]]:
             f"out of range: {bad}, repeated: {repeated}, missing: {missing}"
         )
     return checked
+
+
+def _is_card_id(card) -> bool:
+    return isinstance(card, (int, np.integer)) and not isinstance(card, (bool, np.bool_))
 
 
 def hands_from_names(num_players: int, explicit: dict[int, str], rest: int) -> list[list[int]]:

@@ -23,7 +23,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import ILLEGAL_REWARD
+from .aec import ILLEGAL_REWARD, check_options
 from .engine import NUM_ACTIONS, Match
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
@@ -73,15 +73,20 @@ class SingleSeatEnv(gymnasium.Env):
         self._ended = True  # until reset()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode; ``options`` may fix the learner's seat: ``{"learner_seat": s}``."""
         super().reset(seed=seed)
+        options = check_options(options, ("learner_seat",))
+        if "learner_seat" in options:
+            seat = options["learner_seat"]
+            if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.num_players:
+                raise ValueError(f"options['learner_seat'] got {seat!r}; allowed: a seat 0..{self.num_players - 1}")
         if seed is not None and self.opponents is not None:  # same seed, same game: opponents' streams too
             for policy in self.opponents:
                 if hasattr(policy, "reseed"):
                     policy.reseed(int(self.np_random.integers(2**63)))
         while True:
-            self.learner_seat = (
-                self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
-            )
+            fixed = options.get("learner_seat", self.fixed_seat)
+            self.learner_seat = fixed if fixed is not None else int(self.np_random.integers(self.num_players))
             self._seat_policy = [
                 None if self.opponents is None else self.opponents[self.np_random.integers(len(self.opponents))]
                 for _ in range(self.num_players)

@@ -9,7 +9,10 @@ so these subclasses read those attributes straight from the unwrapped env. Behav
 
 from __future__ import annotations
 
+import numpy as np
 from pettingzoo.utils import wrappers
+
+from .engine import NUM_ACTIONS, IllegalActionError
 
 _FORWARDED = (
     "agent_selection",
@@ -51,11 +54,30 @@ class _DirectAttributes:
 
 
 class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrapper):
-    """PettingZoo's TerminateIllegalWrapper with direct attribute reads."""
+    """PettingZoo's TerminateIllegalWrapper with direct attribute reads; a step that comes without an
+    observation first reads the engine's mask instead of encoding a whole observation for it."""
+
+    def step(self, action) -> None:
+        if self._prev_obs is None and self._raw.agent_selection in self._raw.agents:
+            agent = self._raw.agent_selection
+            self._prev_obs = {"action_mask": self._raw.mask(agent)}
+            self._prev_info = self._raw.infos.get(agent, {})
+        super().step(action)
 
 
 class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's AssertOutOfBoundsWrapper with direct attribute reads."""
+    """PettingZoo's AssertOutOfBoundsWrapper with direct attribute reads. An action id is checked by a
+    range test (gymnasium's ``Discrete.contains`` costs more than a turn); anything else, PettingZoo's way.
+    A bool is refused by name: it would pass for 0 or 1."""
+
+    def step(self, action) -> None:
+        if isinstance(action, (bool, np.bool_)):
+            raise IllegalActionError(f"action {action!r} is a bool; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+        if type(action) is int or isinstance(action, np.integer):
+            assert 0 <= action < NUM_ACTIONS, "action is not in action space"
+            wrappers.BaseWrapper.step(self, action)
+            return
+        super().step(action)
 
 
 class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):

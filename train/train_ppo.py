@@ -44,8 +44,20 @@ class Args:
     n_epochs: int = arg(4, "PPO epochs per rollout")
     learning_rate: float = arg(3e-4, "Adam learning rate")
     ent_coef: float = arg(0.01, "entropy bonus")
+    gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    vf_coef: float = arg(0.5, "value loss weight")
+    clip_range: float = arg(0.2, "PPO clip range")
+    normalize_advantage: bool = arg(True, "normalise advantages per minibatch")
+    teacher: str = arg("pimc:128", "pretrain on a search player's choices first (train.distill); '' for none")
+    teacher_positions: int = arg(900_000, "positions the teacher labels in all")
+    teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
+    teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
+    teacher_rounds: int = arg(1, "DAgger rounds after the first: label the positions the learned policy reaches")
+    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round")
+    teacher_learning_rate: float = arg(1e-3, "Adam learning rate of the supervised fit")
     policy: str = arg("mlp", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)")
-    net_arch: tuple[int, ...] = arg((128, 128), "hidden layer sizes of the value network (and of the MLP policy)")
+    net_arch: tuple[int, ...] = arg((256, 256), "hidden layer sizes of the value network (and of the MLP policy)")
     eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice")
     eval_deals: int = arg(20_000, "paired deals per evaluation")
     checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
@@ -66,8 +78,17 @@ class Args:
             raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
+        if self.total_timesteps < 0:
+            raise ValueError(f"total_timesteps got {self.total_timesteps}; allowed: 0 (distillation only) or more")
+        for n in self.teacher_players:
+            check_num_players(n)
+        if self.teacher_loss not in ("choice", "values"):
+            raise ValueError(f"teacher_loss got {self.teacher_loss!r}; allowed: 'choice', 'values'")
+        if self.teacher:
+            from .distill import teacher_from_spec
+
+            teacher_from_spec(self.teacher, 0)
         for name in (
-            "total_timesteps",
             "num_envs",
             "n_steps",
             "batch_size",
@@ -239,8 +260,11 @@ def train(args: Args) -> Path:
             n_epochs=args.n_epochs,
             learning_rate=args.learning_rate,
             ent_coef=args.ent_coef,
-            gamma=1.0,
-            gae_lambda=0.95,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            vf_coef=args.vf_coef,
+            clip_range=args.clip_range,
+            normalize_advantage=args.normalize_advantage,
             policy_kwargs={"net_arch": list(args.net_arch)},
             seed=args.seed,
             device="cpu",
@@ -253,6 +277,13 @@ def train(args: Args) -> Path:
         model = MaskablePPO.load(checkpoint, env=env, device="cpu")
         print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
+    if checkpoint is None and args.teacher:
+        from .distill import distill
+
+        torch.manual_seed(args.seed)
+        report = distill(model, args)
+        (run_dir / "distill.json").write_text(json.dumps(report, indent=2))
+        save_model(model, run_dir / "distilled_model.zip")
     remaining = args.total_timesteps - model.num_timesteps
     started = time.perf_counter()
     try:
@@ -272,6 +303,8 @@ def train(args: Args) -> Path:
         raise
     final = run_dir / "final_model.zip"
     save_model(model, final)
+    if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
+        save_model(model, run_dir / "best_model.zip")
     curve = plot_learning_curve(run_dir)
     elapsed = time.perf_counter() - started
     print(

@@ -1,0 +1,85 @@
+"""Bad input at every public entry point gets a clear error that names the problem; nothing is coerced;
+copies of a game in progress carry the game."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import snipsnap_env
+from snipsnap_env import IllegalActionError, Rules
+from snipsnap_env.single_agent import SingleSeatEnv
+
+
+def started(make=snipsnap_env.env, turns=5, **kwargs):
+    env = make(num_players=4, **kwargs)
+    env.reset(seed=3)
+    for _ in range(turns):
+        obs, *_ = env.last()
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    return env
+
+
+def rest_of_game(env) -> list:
+    rewards = []
+    for _ in env.agent_iter():
+        obs, reward, termination, truncation, _ = env.last()
+        rewards.append(reward)
+        env.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[-1]))
+    return rewards
+
+
+@pytest.mark.parametrize("make", [snipsnap_env.raw_env, snipsnap_env.env])
+def test_copies_and_pickles_carry_the_game_in_progress(make):
+    env = started(make)
+    twin, thawed = copy.deepcopy(env), pickle.loads(pickle.dumps(env))
+    assert twin.unwrapped.match.deal.turns == env.unwrapped.match.deal.turns == 5
+    assert rest_of_game(env) == rest_of_game(twin) == rest_of_game(thawed)
+
+
+def test_env_arguments_are_checked():
+    with pytest.raises(ValueError, match="auto_forced got 'no'"):
+        snipsnap_env.raw_env(num_players=4, auto_forced="no")
+    with pytest.raises(ValueError, match="starting_chips"):  # beyond 2**40 a chip would be lost in float rewards
+        Rules(starting_chips=10**17)
+
+
+def test_reset_options_must_be_a_dict():
+    env = snipsnap_env.env(num_players=4)
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        env.reset(options="x")
+    single = SingleSeatEnv(4)
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        single.reset(options="x")
+    with pytest.raises(ValueError, match="learner_seat"):
+        single.reset(options={"learner_seat": 9})
+    single.reset(seed=0, options={"learner_seat": 2})
+    assert single.learner_seat == 2
+
+
+@pytest.mark.parametrize("action", [True, np.True_, False])
+def test_a_bool_is_not_an_action(action):
+    env = started()
+    with pytest.raises(IllegalActionError, match="is a bool"):
+        env.step(action)
+
+
+def test_an_illegal_action_caught_leaves_the_rewards_alone():
+    env = started(snipsnap_env.raw_env, turns=0, rules="bicycle")  # the ante is pending as reward
+    agent = env.agent_selection
+    pending = dict(env._cumulative_rewards)
+    obs, *_ = env.last()
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    with pytest.raises(IllegalActionError):
+        env.step(illegal)
+    assert env._cumulative_rewards == pending and env.agent_selection == agent
+    rewards = {a: 0.0 for a in env.possible_agents}
+    for a in env.agent_iter():
+        obs, reward, termination, truncation, _ = env.last()
+        rewards[a] += reward
+        env.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
+    chips = env.unwrapped.match.chips
+    assert all(rewards[a] == pytest.approx(chips[s] - 100) for s, a in enumerate(env.possible_agents))

@@ -1,0 +1,89 @@
+"""Mixed tables: several agents at one table, every deal replayed with the seats rotated so each agent sits
+in every seat of the same deal; chips per deal per agent with 95% CIs. A table of one agent in every seat is
+a self-play table (each agent there earns 0 on average; the check is that it does).
+
+    python -m train.mixed --agents ppo pimc most_copies random --players 4 --deals 20000
+    python -m train.mixed --agents ppo ppo ppo ppo ppo ppo --players 6 --deals 5000
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from snipsnap_env.batch import BatchEnv
+
+from .cli import add_flag, add_table_flags, new_parser
+from .evaluate import Z95, PairedDeals, make_candidate
+
+
+def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:
+    """Each deal played ``num_players`` times, agent ``specs[i]`` in seat ``(i + r) % N`` in rotation ``r``
+    (the seats beyond the agents given are filled with the last one); per agent its chips per deal."""
+    if len(specs) > num_players:
+        raise ValueError(f"{len(specs)} agents for a table of {num_players}")
+    seats = list(specs) + [specs[-1]] * (num_players - len(specs))
+    policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
+    paired = PairedDeals.draw(deals, num_players, 1, seed)
+    chips = np.zeros((num_players, deals))  # per seat-list position: its chips averaged over rotations
+    for rotation in range(num_players):
+        env = BatchEnv(deals, num_players, rules=rules, seed=seed)
+        obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
+        position_of_seat = (np.arange(num_players) - rotation) % num_players  # who sits in each seat
+        finished = np.zeros(deals, bool)
+        while not finished.all():
+            actions = np.zeros(deals, np.int64)
+            who = position_of_seat[env.to_act]
+            for index, policy in enumerate(policies):
+                rows = np.flatnonzero(~finished & (who == index))
+                if rows.size:
+                    actions[rows] = policy.act_batch(obs[rows], mask[rows])
+            obs, mask, _, dones, infos = env.step(actions, active=~finished)
+            ended = dones & ~finished
+            for seat in range(num_players):
+                chips[position_of_seat[seat], ended] += infos["deal_score"][ended, seat] / num_players
+            finished |= ended
+    table = {}
+    for name in dict.fromkeys(seats):
+        rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
+        table[name] = {
+            "seats": seats.count(name),
+            "chips_per_deal": float(rows.mean()),
+            "ci95": Z95 * float(rows.std(ddof=1)) / np.sqrt(deals),
+        }
+    return table
+
+
+def parser():
+    job = new_parser(__doc__)
+    job.add_argument("--agents", nargs="+", required=True, help="agents seated together (as train.evaluate names them)")
+    add_table_flags(job)
+    add_flag(job, "deals", default=10_000, help="deals, each played once per rotation of the seats")
+    add_flag(job, "out", default="results/mixed", help="folder for mixed.json")
+    return job
+
+
+def main(argv=None) -> dict:
+    job = parser()
+    args = job.parse_args(argv)
+    try:
+        table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
+    except (ValueError, FileNotFoundError) as error:
+        job.error(str(error))
+    title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
+    print(title)
+    print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")
+    for name, row in table.items():
+        print(f"| {name} | {row['seats']} | {row['chips_per_deal']:+.2f} ± {row['ci95']:.2f} |")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"mixed_{args.players}p_{'-'.join(args.agents).replace(':', '_').replace('/', '_')}.json").write_text(
+        json.dumps({"title": title, "agents": table}, indent=2)
+    )
+    return table
+
+
+if __name__ == "__main__":
+    main()
