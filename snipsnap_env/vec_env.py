@@ -46,7 +46,6 @@ class SnipSnapVecEnv(VecEnv):
             raise ValueError("opponents must be None or a non-empty sequence of policies with act_batch(obs, mask)")
         self.opponents = list(opponents) if opponents is not None else None
         self.fixed_seat = learner_seat
-        self.rng = np.random.default_rng(seed)
         observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
         self.num_envs, self.render_mode = num_envs, None  # read by VecEnv.__init__ through get_attr
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
@@ -55,8 +54,17 @@ class SnipSnapVecEnv(VecEnv):
         self._carry = np.zeros(num_envs)  # the learner's chips from before its first choice of an episode
         self._actions = np.zeros(num_envs, np.int64)
         self._obs = self._mask = None
+        self.seed(seed)
 
     # ---- VecEnv ---------------------------------------------------------------------------------------
+    def seed(self, seed: int | None = None):
+        """Restart every random stream of the env (deals, learner seats, opponents drawn) from ``seed``;
+        the next ``reset`` starts from it."""
+        streams = np.random.SeedSequence(seed).spawn(2)
+        self.batch.seed(int(streams[0].generate_state(1)[0]))
+        self.rng = np.random.default_rng(streams[1])
+        return [seed] * self.num_envs
+
     def reset(self):
         obs, mask = self.batch.reset()
         self._new_episodes(np.arange(self.num_envs))

@@ -31,6 +31,8 @@ SMOKE = [
     "--no-progress",
     "--threads",
     "1",
+    "--teacher",
+    "",
 ]
 
 
@@ -74,7 +76,9 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         (["--rules", "snap"], "unknown rules preset 'snap'"),
         (["--policy", "cnn"], "policy got 'cnn'"),
         (["--players", "9"], "num_players got 9"),
-        (["--total-timesteps", "0"], "total_timesteps got 0"),
+        (["--total-timesteps", "-1"], "total_timesteps got -1"),
+        (["--teacher", "mcts:5"], "teacher 'mcts:5'"),
+        (["--teacher-players", "2"], "num_players got 2"),
     ],
 )
 def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
@@ -84,7 +88,7 @@ def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
 
 
 def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="--resume: no checkpoint"):
+    with pytest.raises(FileNotFoundError, match="--resume: no readable checkpoint"):
         train_ppo.main(["--resume", "--runs", str(tmp_path), "--run-name", "nothing", "--no-progress"])
 
 
@@ -105,8 +109,7 @@ def test_evaluation_is_deterministic_for_a_seed(tmp_path):
     for name in ("results.md", "results.csv", "results.json", "results.png"):
         assert (tmp_path / "0" / name).exists()
     by_name = {row.name: row for row in runs[0]}
-    assert by_name["random"].diff_vs_reference == 0.0
-    assert by_name["most_copies"].diff_vs_reference > 0  # thousands of paired deals show the known gap
+    assert by_name["most_copies"].diff_vs_reference - by_name["most_copies"].diff_ci95 > 0  # the known gap
 
 
 def test_paired_deals_cancel_the_luck_of_the_cards():
@@ -117,6 +120,12 @@ def test_paired_deals_cancel_the_luck_of_the_cards():
     ]
     assert np.array_equal(same[0], same[1])
     assert np.bincount(deals.seats).tolist() == [667, 667, 667, 667, 666, 666]  # seats rotated
+    # the point of pairing: the difference of two policies on the same deals spreads far less than on
+    # other deals (most_copies and random share the hands' luck)
+    mine = same[0]
+    theirs = evaluate.play_paired(agents.make("random", seed=1), [agents.make("random", seed=2)], deals, "scarne")
+    other_deals = np.roll(theirs, 1)
+    assert (mine - theirs).std() < 0.8 * (mine - other_deals).std()
 
 
 def test_ppo_model_errors_say_what_was_expected(tmp_path):
@@ -221,3 +230,36 @@ def test_a_model_of_another_observation_layout_names_the_difference(tmp_path):
             target.writestr(item, data)
     with pytest.raises(ValueError, match=r"another observation layout .*new fields: \['rules: opening six'\]"):
         agents.make("ppo", path=rebuilt)
+
+
+def test_distillation_from_the_search_player_trains_a_policy_that_loads(tmp_path):
+    final = train_ppo.main(
+        SMOKE[:-2]
+        + ["--teacher", "pimc:8", "--teacher-positions", "900", "--teacher-players", "3", "4", "--teacher-epochs", "2"]
+        + ["--total-timesteps", "0", "--runs", str(tmp_path), "--run-name", "distilled"]
+    )
+    run = tmp_path / "distilled"
+    import json
+
+    report = json.loads((run / "distill.json").read_text())
+    assert [r["positions"] for r in report["rounds"]] == [450, 900]  # the DAgger round adds its positions
+    assert 0 < report["rounds"][-1]["accuracy"] <= 1
+    assert (run / "best_model.zip").exists() and train_ppo.latest_checkpoint(run) is not None
+    play_aec_game(agents.make("ppo", path=final), 5, "scarne", seed=1)
+
+
+def test_the_teachers_labels_value_interchangeable_ranks_alike():
+    from snipsnap_env.batch import BatchEnv
+    from train.distill import label, real_choices, teacher_from_spec
+
+    env = BatchEnv(64, 4, seed=2)
+    obs, mask = env.reset()
+    rows = real_choices(obs, mask)
+    values, gaps = label(teacher_from_spec("pimc:16", 0), obs[rows], mask[rows])
+    own = np.rint(obs[rows, :13] * 4)
+    for value, count, legal in zip(values, own, mask[rows] > 0):
+        assert (value[13] == 0) and (value[:13][~legal[:13]] == 0).all()
+        for c in set(count[legal[:13]].tolist()):
+            same = legal[:13] & (count == c)
+            assert len(set(value[:13][same].tolist())) == 1
+    assert gaps.mean() >= 0  # the teacher's choice is, by its own values, never worse than most_copies'

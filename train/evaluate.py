@@ -239,9 +239,10 @@ def evaluate(
     for name in (reference, *compare_to):
         if name not in candidates:
             candidates = [name, *candidates]
-    policies = {
-        spec: make_candidate(spec, seed, tuple(opponents)) for spec in candidates
-    }  # fail early on a bad name or file
+    if out_dir:
+        check_writable(Path(out_dir))
+    # fail early on a bad name or file
+    policies = {spec: make_candidate(spec, seed, tuple(opponents)) for spec in candidates}
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
     results = {}
     progress = _progress_bar(deals * len(candidates), quiet)
@@ -262,6 +263,17 @@ def evaluate(
     if out_dir:
         save_results(tables, Path(out_dir), title)
     return tables[0]
+
+
+def check_writable(folder: Path) -> None:
+    """Fail before the work, not after it, when results could not be written to ``folder``."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".write_test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise ValueError(f"cannot write results to {folder}: {error.strerror or error}") from None
 
 
 def _progress_bar(total: int, quiet: bool):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import re
+import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from snipsnap_env.rules import PRESETS, check_num_players
 
 from .cli import add_dataclass_flags, arg, from_namespace, new_parser
 from .evaluate import PairedDeals, play_paired
+from .run_folder import RunFolder, checkpoints, load_newest_readable, write_atomically
 
 
 @dataclass
@@ -63,7 +65,8 @@ class Args:
     checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
     out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
     run_name: str = arg("", "the run's folder name; default ppo_<preset>_<N>p_s<seed>")
-    resume: bool = arg(False, "continue the run in <out-dir>/<run-name> from its latest checkpoint")
+    resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
+    overwrite: bool = arg(False, "start over in <runs>/<run-name>, deleting the run there")
     progress: bool = arg(True, "show a progress bar")
     threads: int = arg(2, "torch CPU threads")
 
@@ -135,17 +138,17 @@ def make_vec_env(args: Args, seed: int):
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The checkpoint with the most timesteps in ``run_dir/checkpoints``."""
-    found = [
-        (int(m.group(1)), p)
-        for p in (run_dir / "checkpoints").glob("ppo_*_steps.zip")
-        if (m := re.search(r"_(\d+)_steps\.zip$", p.name))
-    ]
-    return max(found)[1] if found else None
+    """The checkpoint with the most timesteps in ``run_dir/checkpoints`` (readable or not)."""
+    found = checkpoints(run_dir)
+    return found[0] if found else None
+
+
+def vecnormalize_path(checkpoint: Path) -> Path:
+    return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
 
 
 def make_callbacks(args: Args, run_dir: Path):
-    from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
+    from stable_baselines3.common.callbacks import BaseCallback
 
     class PairedEvaluation(BaseCallback):
         """Every ``eval_every`` steps: the greedy policy vs random lead choice on paired deals; keeps the best."""
@@ -184,13 +187,32 @@ def make_callbacks(args: Args, run_dir: Path):
         def _on_training_end(self) -> None:
             self.evaluate()
 
-    checkpoints = CheckpointCallback(
-        save_freq=max(args.checkpoint_every // args.num_envs, 1),
-        save_path=str(run_dir / "checkpoints"),
-        name_prefix="ppo",
-        save_vecnormalize=True,
-    )
-    return [checkpoints, PairedEvaluation()]
+    class AtomicCheckpoints(BaseCallback):
+        """Every ``checkpoint_every`` steps, a checkpoint written atomically (see :func:`save_checkpoint`)."""
+
+        def __init__(self):
+            super().__init__()
+            self.next_save = args.checkpoint_every
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_save:
+                self.next_save = self.num_timesteps + args.checkpoint_every
+                save_checkpoint(self.model, run_dir)
+            return True
+
+    return [AtomicCheckpoints(), PairedEvaluation()]
+
+
+def save_checkpoint(model, run_dir: Path) -> Path:
+    """``checkpoints/ppo_<steps>_steps.zip`` and its reward-normalisation stats, each written to a temporary
+    file and renamed; the stats first, so a checkpoint that exists has its stats."""
+    path = run_dir / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    env = model.get_env()
+    if env is not None and hasattr(env, "save"):
+        write_atomically(vecnormalize_path(path), lambda p: env.save(str(p)))
+    write_atomically(path, lambda p: model.save(p))
+    return path
 
 
 class LivePolicy(agents.Policy):
@@ -230,63 +252,63 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
 
 
 def train(args: Args) -> Path:
-    """Train (or resume) a run; return the path of its final model."""
+    """Train (or resume) a run in its own folder; return the path of its final model."""
+    run_dir = Path(args.out_dir) / args.run_name
+    with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite):
+        return _train(args, run_dir)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (timeout, kill, batch schedulers) handled like Ctrl-C: save, then stop."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def _train(args: Args, run_dir: Path) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.logger import Logger, make_output_format
     from stable_baselines3.common.vec_env import VecNormalize
 
     torch.set_num_threads(args.threads)
-    run_dir = Path(args.out_dir) / args.run_name
-    checkpoint = latest_checkpoint(run_dir) if args.resume else None
-    if args.resume and checkpoint is None:
-        raise FileNotFoundError(f"--resume: no checkpoint in {run_dir / 'checkpoints'}; start the run without --resume")
-    if not args.resume and (run_dir / "final_model.zip").exists():
-        raise FileExistsError(f"{run_dir} already holds a finished run; choose another --run-name or --runs")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    env = make_vec_env(args, args.seed if checkpoint is None else args.seed + 1_000_003)
-    if checkpoint is None:
-        if (run_dir / "eval.csv").exists():
-            (run_dir / "eval.csv").unlink()
-        policy = "MlpPolicy"
-        if args.policy == "rank_shared":
-            from agents.rank_policy import RankSharedPolicy as policy
-        model = MaskablePPO(
-            policy,
-            env,
-            n_steps=args.n_steps,
-            batch_size=args.batch_size,
-            n_epochs=args.n_epochs,
-            learning_rate=args.learning_rate,
-            ent_coef=args.ent_coef,
-            gamma=args.gamma,
-            gae_lambda=args.gae_lambda,
-            vf_coef=args.vf_coef,
-            clip_range=args.clip_range,
-            normalize_advantage=args.normalize_advantage,
-            policy_kwargs={"net_arch": list(args.net_arch)},
-            seed=args.seed,
-            device="cpu",
-            verbose=0,
-        )
-    else:
-        stats = checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
-        if stats.exists():
-            env = VecNormalize.load(str(stats), env.venv)
-        model = MaskablePPO.load(checkpoint, env=env, device="cpu")
-        print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
-    model.set_logger(configure(str(run_dir), ["csv", "tensorboard"]))
-    if checkpoint is None and args.teacher:
-        from .distill import distill
+    env = make_vec_env(args, args.seed)
+    model = checkpoint = None
+    if args.resume:
 
-        torch.manual_seed(args.seed)
-        report = distill(model, args)
-        (run_dir / "distill.json").write_text(json.dumps(report, indent=2))
-        save_model(model, run_dir / "distilled_model.zip")
-    remaining = args.total_timesteps - model.num_timesteps
+        def load(path):
+            stats = vecnormalize_path(path)
+            resumed_env = VecNormalize.load(str(stats), env.venv) if stats.exists() else env
+            return MaskablePPO.load(path, env=resumed_env, device="cpu")
+
+        checkpoint, model = load_newest_readable(run_dir, load)
+        if model is None:
+            raise FileNotFoundError(
+                f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
+            )
+        env = model.get_env()
+        env.venv.seed(args.seed + model.num_timesteps)  # a new stretch of deals, not the first ones again
+        print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
+    else:
+        model = new_model(args, env)
+    model.set_logger(
+        Logger(
+            str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), make_output_format("tensorboard", str(run_dir))]
+        )
+    )
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.perf_counter()
     try:
+        if checkpoint is None and args.teacher:
+            from .distill import distill
+
+            torch.manual_seed(args.seed)
+            report = distill(model, args)
+            write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
+            save_model(model, run_dir / "distilled_model.zip")
+            save_checkpoint(model, run_dir)  # step 0: a resume after this point keeps the distillation
+        remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
             model.learn(
                 remaining,
@@ -294,24 +316,62 @@ def train(args: Args) -> Path:
                 progress_bar=args.progress,
                 reset_num_timesteps=checkpoint is None,
             )
-    except BaseException:  # a crash or Ctrl-C keeps what was learned
-        path = run_dir / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
-        path.parent.mkdir(exist_ok=True)
-        model.save(path)
-        env.save(str(path.with_name(f"ppo_vecnormalize_{model.num_timesteps}_steps.pkl")))
+    except BaseException:  # a crash, Ctrl-C or SIGTERM keeps what was learned
+        path = save_checkpoint(model, run_dir)
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     final = run_dir / "final_model.zip"
     save_model(model, final)
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
         save_model(model, run_dir / "best_model.zip")
     curve = plot_learning_curve(run_dir)
     elapsed = time.perf_counter() - started
-    print(
-        f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min "
-        f"({max(remaining, 0) / max(elapsed, 1e-9):,.0f} steps/s); model: {final}; curve: {curve}"
-    )
+    print(f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min; model: {final}; curve: {curve}")
     return final
+
+
+def new_model(args: Args, env):
+    """A fresh MaskablePPO model with the run's settings."""
+    from sb3_contrib import MaskablePPO
+
+    policy = "MlpPolicy"
+    if args.policy == "rank_shared":
+        from agents.rank_policy import RankSharedPolicy as policy
+    return MaskablePPO(
+        policy,
+        env,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        ent_coef=args.ent_coef,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        vf_coef=args.vf_coef,
+        clip_range=args.clip_range,
+        normalize_advantage=args.normalize_advantage,
+        policy_kwargs={"net_arch": list(args.net_arch)},
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def ResumableCSV(filename: str):
+    """SB3's CSV log, continued rather than rewritten when the file exists (a resumed run keeps its rows)."""
+    from stable_baselines3.common.logger import CSVOutputFormat
+
+    if not os.path.exists(filename) or os.path.getsize(filename) == 0:
+        return CSVOutputFormat(filename)
+    log = CSVOutputFormat.__new__(CSVOutputFormat)
+    log.file = open(filename, "r+")
+    header = log.file.readline().rstrip("\n")
+    log.keys = header.split(",") if header else []
+    log.separator, log.quotechar = ",", '"'
+    log.file.seek(0, os.SEEK_END)
+    return log
 
 
 def parser():

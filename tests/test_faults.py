@@ -1,0 +1,131 @@
+"""Fault injection on training runs: kill them at random points (SIGINT, SIGTERM, SIGKILL), corrupt their
+files, run two at once in one folder — a run never loses more than the steps since its last checkpoint,
+never mixes with another run, and says clearly what is wrong."""
+
+from __future__ import annotations
+
+import csv
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from train import evaluate, train_ppo  # noqa: E402
+from train.run_folder import RunFolderBusy, checkpoints  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.training
+
+FAST = ["--players", "3", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "100000"]
+FAST += ["--eval-deals", "200", "--checkpoint-every", "256", "--no-progress", "--threads", "1", "--teacher", ""]
+
+
+def run_args(runs: Path, steps: int, *extra: str) -> list[str]:
+    return FAST + ["--total-timesteps", str(steps), "--runs", str(runs), "--run-name", "r", *extra]
+
+
+def start_training(runs: Path, steps: int = 10_000_000) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "train.train_ppo", *run_args(runs, steps)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_for_checkpoints(run: Path, count: int, process: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.time() + timeout
+    while len(checkpoints(run)) < count:
+        assert process.poll() is None, process.stdout.read()
+        assert time.time() < deadline, "no checkpoint in time"
+        time.sleep(0.2)
+
+
+def progress_rows(run: Path) -> int:
+    with open(run / "progress.csv") as f:
+        return sum(1 for _ in csv.reader(f)) - 1
+
+
+@pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_run_resumes_from_its_last_checkpoint_and_keeps_its_logs(tmp_path, signal_):
+    process = start_training(tmp_path)
+    run = tmp_path / "r"
+    wait_for_checkpoints(run, 2, process)
+    before = train_ppo.latest_checkpoint(run)
+    time.sleep(0.3 + (hash(signal_) % 5) / 10)  # somewhere between checkpoints
+    process.send_signal(signal_)
+    output = process.communicate(timeout=60)[0]
+    if signal_ != signal.SIGKILL:  # Ctrl-C and SIGTERM save where they are
+        assert "interrupted: saved" in output, output
+    saved = train_ppo.latest_checkpoint(run)
+    steps_saved = int(saved.name.split("_")[1])
+    assert steps_saved >= int(before.name.split("_")[1])
+    assert not list(run.glob("checkpoints/*.partial*")) or signal_ == signal.SIGKILL
+    rows = progress_rows(run)
+    train_ppo.main(run_args(tmp_path, steps_saved + 512, "--resume"))
+    assert progress_rows(run) > rows  # appended, not rewritten
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(run / "final_model.zip").num_timesteps >= steps_saved + 512
+
+
+def test_a_second_run_in_the_same_folder_is_refused_while_the_first_trains(tmp_path):
+    process = start_training(tmp_path)
+    try:
+        wait_for_checkpoints(tmp_path / "r", 1, process)
+        with pytest.raises(RunFolderBusy, match=f"in use by another training run \\(pid {process.pid}\\)"):
+            train_ppo.main(run_args(tmp_path, 512, "--resume"))
+        with pytest.raises(RunFolderBusy):
+            train_ppo.main(run_args(tmp_path, 512, "--overwrite"))
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+
+
+def test_starting_over_needs_overwrite_and_resuming_needs_the_same_settings(tmp_path):
+    train_ppo.main(run_args(tmp_path, 512))
+    with pytest.raises(FileExistsError, match="continue it with --resume, start it over with --overwrite"):
+        train_ppo.main(run_args(tmp_path, 512))
+    with pytest.raises(ValueError, match=r"other settings \(num_players: 3 -> 4"):
+        train_ppo.main(run_args(tmp_path, 1024, "--resume") + ["--players", "4"])
+    with pytest.raises(ValueError, match="rules: 'scarne' -> 'parlett'"):
+        train_ppo.main(run_args(tmp_path, 1024, "--resume", "--rules", "parlett"))
+    train_ppo.main(run_args(tmp_path, 512, "--overwrite"))
+    assert not [p for p in checkpoints(tmp_path / "r") if int(p.name.split("_")[1]) > 512]  # nothing old left
+
+
+def test_a_corrupt_newest_checkpoint_falls_back_to_the_one_before(tmp_path):
+    train_ppo.main(run_args(tmp_path, 1024))
+    run = tmp_path / "r"
+    newest, previous = checkpoints(run)[:2]
+    newest.write_bytes(newest.read_bytes()[:200])  # a half-written file, as a crash could leave one
+    (run / "final_model.zip").unlink()
+    with pytest.warns(UserWarning, match=f"skipping unreadable checkpoint {newest.name}"):
+        train_ppo.main(run_args(tmp_path, 1536, "--resume"))
+    assert (run / "final_model.zip").exists()
+
+
+def test_evaluate_checks_its_output_folder_before_the_work(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="cannot write results to"):
+        evaluate.evaluate(["most_copies"], ["random"], deals=10**7, out_dir=str(blocker / "out"), quiet=True)
+    assert time.perf_counter() - started < 5
+
+
+def test_the_vec_env_takes_a_seed():
+    from snipsnap_env.vec_env import SnipSnapVecEnv
+
+    def first_obs(seed):
+        env = SnipSnapVecEnv(8, 4, seed=0)
+        env.seed(seed)
+        return env.reset()
+
+    assert (first_obs(5) == first_obs(5)).all() and not (first_obs(5) == first_obs(6)).all()
