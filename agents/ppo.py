@@ -7,27 +7,33 @@ gives the command that produced it.
 from __future__ import annotations
 
 import json
+import warnings
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from snipsnap_env.engine import NUM_ACTIONS
-from snipsnap_env.observation import LAYOUT, OBS_DIM
+from snipsnap_env.observation import LAYOUT, OBS_DIM, SLICES
+from snipsnap_env.rules import MIN_PLAYERS
 
 from .base import Policy, check_masks
 
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne_6p.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside a model's zip: the observation layout it was trained on
+TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside a model's zip: the tables it was trained for
 
 
-def save_model(model, path: str | Path) -> Path:
-    """``model.save(path)``, plus the observation layout, written atomically (a temp file, then rename)."""
+def save_model(model, path: str | Path, trained_on: dict | None = None) -> Path:
+    """``model.save(path)``, plus the observation layout (and ``trained_on``: the table sizes and rules it
+    learned), written atomically (a temporary file, then a rename)."""
     path = Path(path)
     partial = path.with_name(path.name + ".partial.zip")
     model.save(partial)
     with zipfile.ZipFile(partial, "a") as archive:
         archive.writestr(LAYOUT_FILE, json.dumps([list(field) for field in LAYOUT]))
+        if trained_on is not None:
+            archive.writestr(TRAINED_ON_FILE, json.dumps(trained_on))
     partial.replace(path)
     return path
 
@@ -65,13 +71,16 @@ class PPOPolicy(Policy):
             )
         try:
             self.model = MaskablePPO.load(self.path, device=device)
-        except (zipfile.BadZipFile, KeyError, ValueError, EOFError, RuntimeError) as error:
+            with zipfile.ZipFile(self.path) as archive:
+                names = archive.namelist()
+                saved = json.loads(archive.read(LAYOUT_FILE)) if LAYOUT_FILE in names else None
+                self.trained_on = json.loads(archive.read(TRAINED_ON_FILE)) if TRAINED_ON_FILE in names else {}
+        except Exception as error:  # truncated, foreign or damaged files fail in many ways inside SB3 and torch
             raise ValueError(
                 f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
                 "expected a .zip saved by python -m train.train_ppo"
             ) from None
-        with zipfile.ZipFile(self.path) as archive:
-            saved = json.loads(archive.read(LAYOUT_FILE)) if LAYOUT_FILE in archive.namelist() else None
+        self._warned_tables: set[int] = set()
         if saved is not None and layout_difference(saved):
             raise ValueError(
                 f"{self.path} was trained on another observation layout than this version of snipsnap_env "
@@ -99,6 +108,7 @@ class PPOPolicy(Policy):
             return distribution.distribution.probs.cpu().numpy()
 
     def act_batch(self, obs, mask):
+        self._warn_on_other_tables(obs)
         probs = self.probabilities(obs, mask)
         if self.deterministic:
             return probs.argmax(axis=1)
@@ -108,6 +118,16 @@ class PPOPolicy(Policy):
         rounded = probs[np.arange(len(probs)), actions] == 0  # a draw past a cumsum that rounds below 1
         actions[rounded] = probs[rounded].argmax(axis=1)
         return actions
+
+    def _warn_on_other_tables(self, obs) -> None:
+        """Say once per table size when the model plays a table it was not trained for."""
+        trained = self.trained_on.get("players")
+        if not trained:
+            return
+        sizes = MIN_PLAYERS + np.asarray(obs)[:, SLICES["num_players"]].argmax(axis=1)
+        for n in set(sizes.tolist()) - set(trained) - self._warned_tables:
+            self._warned_tables.add(n)
+            warnings.warn(f"{self.path.name} was trained for {trained} players, not {n}: expect weaker play")
 
     def __repr__(self) -> str:
         return f"PPOPolicy({str(self.path)!r})"

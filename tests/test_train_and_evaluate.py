@@ -135,6 +135,20 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
     corrupt.write_bytes(b"not a zip file")
     with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
         agents.make("ppo", path=corrupt)
+    from agents.ppo import SHIPPED_MODEL
+
+    truncated = tmp_path / "truncated.zip"
+    truncated.write_bytes(SHIPPED_MODEL.read_bytes()[:3000])
+    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+        agents.make("ppo", path=truncated)
+    foreign = tmp_path / "foreign.zip"
+    import zipfile
+
+    with zipfile.ZipFile(foreign, "w") as archive:
+        archive.writestr("data", "{}")
+        archive.writestr("policy.pth", b"garbage")
+    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+        agents.make("ppo", path=foreign)
     import gymnasium
     from gymnasium import spaces
     from sb3_contrib import MaskablePPO
@@ -245,7 +259,10 @@ def test_distillation_from_the_search_player_trains_a_policy_that_loads(tmp_path
     assert [r["positions"] for r in report["rounds"]] == [450, 900]  # the DAgger round adds its positions
     assert 0 < report["rounds"][-1]["accuracy"] <= 1
     assert (run / "best_model.zip").exists() and train_ppo.latest_checkpoint(run) is not None
-    play_aec_game(agents.make("ppo", path=final), 5, "scarne", seed=1)
+    player = agents.make("ppo", path=final)
+    play_aec_game(player, 4, "scarne", seed=1)
+    with pytest.warns(UserWarning, match=r"trained for \[3, 4\] players, not 5"):
+        play_aec_game(player, 5, "scarne", seed=1)
 
 
 def test_the_teachers_labels_value_interchangeable_ranks_alike():
@@ -263,3 +280,13 @@ def test_the_teachers_labels_value_interchangeable_ranks_alike():
             same = legal[:13] & (count == c)
             assert len(set(value[:13][same].tolist())) == 1
     assert gaps.mean() >= 0  # the teacher's choice is, by its own values, never worse than most_copies'
+
+
+def test_playing_stops_cleanly_at_the_end_of_input():
+    from train import play
+
+    def no_more(_):
+        raise EOFError
+
+    with pytest.raises(SystemExit, match="end of input"):
+        play.play(4, "scarne", ["random"], seat=0, seed=1, prompt=no_more)

@@ -23,7 +23,10 @@ def ask_lead(mask, prompt=input) -> int:
     """Ask the person for a rank among the legal ones until they give one."""
     legal = [RANK_NAMES[a] for a in range(13) if mask[a]]
     while True:
-        answer = prompt(f"your lead ({' '.join(legal)}): ").strip().upper()
+        try:
+            answer = prompt(f"your lead ({' '.join(legal)}): ").strip().upper()
+        except EOFError:  # the input ended (Ctrl-D, a closed pipe): stop the deal, without a traceback
+            raise SystemExit("\nend of input: the deal is left unfinished") from None
         if answer in legal:
             return RANK_NAMES.index(answer)
         print(f"{answer!r} is not a rank you can lead; choose one of {' '.join(legal)}")

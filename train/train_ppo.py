@@ -182,7 +182,7 @@ def make_callbacks(args: Args, run_dir: Path):
                 csv.writer(f).writerow([self.num_timesteps, float(chips.mean()), mean, ci])
             if mean > self.best:
                 self.best = mean
-                save_model(self.model, run_dir / "best_model.zip")
+                save_model(self.model, run_dir / "best_model.zip", trained_on(args))
 
         def _on_training_end(self) -> None:
             self.evaluate()
@@ -306,7 +306,7 @@ def _train(args: Args, run_dir: Path) -> Path:
             torch.manual_seed(args.seed)
             report = distill(model, args)
             write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
-            save_model(model, run_dir / "distilled_model.zip")
+            save_model(model, run_dir / "distilled_model.zip", trained_on(args))
             save_checkpoint(model, run_dir)  # step 0: a resume after this point keeps the distillation
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
@@ -323,13 +323,21 @@ def _train(args: Args, run_dir: Path) -> Path:
     finally:
         signal.signal(signal.SIGTERM, previous)
     final = run_dir / "final_model.zip"
-    save_model(model, final)
+    save_model(model, final, trained_on(args))
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
-        save_model(model, run_dir / "best_model.zip")
+        save_model(model, run_dir / "best_model.zip", trained_on(args))
     curve = plot_learning_curve(run_dir)
     elapsed = time.perf_counter() - started
     print(f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min; model: {final}; curve: {curve}")
     return final
+
+
+def trained_on(args: Args) -> dict:
+    """The tables a run's model learned: the teacher's table sizes and, with PPO steps, the training table."""
+    players = set(args.teacher_players) if args.teacher else set()
+    if args.total_timesteps > 0:
+        players.add(args.num_players)
+    return {"players": sorted(players), "rules": args.rules, "opponents": list(args.opponents)}
 
 
 def new_model(args: Args, env):
