@@ -5,7 +5,11 @@ to the other seats uniformly among the deals consistent with public information 
 plays each candidate lead out to the end of the deal in the kernel: itself with ``rollout_policy`` after
 the lead, the other seats with ``opponent_model``. It leads the candidate with the best mean chip result
 (deal points with chips off). Every candidate meets the same worlds and the same random streams (common
-random numbers), so their differences are measured far more sharply than their means.
+random numbers). That helps less than one would hope: after different leads the rollouts soon diverge.
+Measured over 2,000 positions each at 3 and 6 players with 256 worlds: one candidate's result spreads by
+21 / 16 chips over the worlds, the difference of two candidates on the same worlds by 24 / 20 chips (30 /
+23 if they were independent), while the mean difference is about 1.7 chips — so 128 worlds pick the
+better lead only about 70% of the time (against 1,024 worlds).
 
 What the belief uses and ignores. At a lead every rank is either untouched (all four cards in hands) or
 finished (all four played), so public information is: the cards played, each seat's hand size, the pot.
