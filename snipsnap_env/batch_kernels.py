@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .cards import NUM_RANKS
+from .cards import NUM_CARDS, NUM_RANKS
 from .kernel import (
     DEALER,
     PUBLIC,
@@ -38,7 +38,8 @@ def deal_games(games, owners, dealers, rules, state):
         if owners.shape[0]:
             deal_given(holding[b], hand_size[b], played[b], public[b], deal_score[b], owners[i], dealers[i], rules)
         else:
-            deal_from_stream(holding[b], hand_size[b], played[b], public[b], deal_score[b], rng[b], rules)
+            pack = np.empty(NUM_CARDS, np.int64)
+            deal_from_stream(holding[b], hand_size[b], played[b], public[b], deal_score[b], rng[b], rules, pack)
         play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], -1, rules)
 
 
@@ -63,7 +64,8 @@ def step_games(leads, active, rewards, reported, ended, winners, final_score, fi
             winners[b] = public[b, WINNER]
             final_score[b, :] = deal_score[b]
             final_turns[b] = public[b, TURNS]
-            deal_from_stream(holding[b], hand_size[b], played[b], public[b], deal_score[b], rng[b], rules)
+            pack = np.empty(NUM_CARDS, np.int64)
+            deal_from_stream(holding[b], hand_size[b], played[b], public[b], deal_score[b], rng[b], rules, pack)
             play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], -1, rules)
             reported[b, :] = 0.0
 
@@ -87,13 +89,12 @@ def play_out_games(policies, rules, state):
 
 
 @numba.njit(cache=True, nogil=True)
-def deal_streams(stream, d, num_players):
-    """Deal ``d``'s own streams (the deal's and one per seat): ``stream`` mixed with the deal's index."""
-    rng = np.empty(1 + num_players, np.uint64)
+def deal_streams(stream, d, rng):
+    """Fill ``rng`` with deal ``d``'s own streams (the deal's and one per seat): ``stream`` mixed with ``d``."""
+    num_players = rng.shape[0] - 1
     for i in range(1 + num_players):
         rng[i] = stream ^ (np.uint64(d * (1 + num_players) + i) * np.uint64(0xD1B54A32D192ED03))
         uniform(rng[i : i + 1])
-    return rng
 
 
 @parallel
@@ -108,9 +109,11 @@ def play_deals_kernel(num_deals, num_players, policies, stream, rules, chips, de
         played = np.zeros(NUM_RANKS, np.int64)
         public = np.zeros(NUM_PUBLIC, np.int64)
         deal_score = np.zeros(num_players, np.float64)
+        rng = np.empty(1 + num_players, np.uint64)
+        pack = np.empty(NUM_CARDS, np.int64)
         for d in range(c * chunk, min((c + 1) * chunk, num_deals)):
-            rng = deal_streams(stream, d, num_players)
-            deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules)
+            deal_streams(stream, d, rng)
+            deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules, pack)
             dealers[d] = public[DEALER]
             play_out(holding, hand_size, played, public, deal_score, policies, rng, rules)
             chips[d, :] = deal_score
@@ -128,6 +131,7 @@ def play_given_deals_kernel(owners, dealers, policies, stream, rules, chips):
     played = np.zeros((num_deals, NUM_RANKS), np.int64)
     public = np.zeros((num_deals, NUM_PUBLIC), np.int64)
     for d in numba.prange(num_deals):
-        rng = deal_streams(stream, d, num_players)
+        rng = np.empty(1 + num_players, np.uint64)
+        deal_streams(stream, d, rng)
         deal_given(holding[d], hand_size[d], played[d], public[d], chips[d], owners[d], dealers[d], rules)
         play_out(holding[d], hand_size[d], played[d], public[d], chips[d], policies[d], rng, rules)

@@ -158,14 +158,16 @@ def start_deal(holding, hand_size, played, public, deal_score, dealer, rules):
 
 
 @jit
-def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules):
+def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules, pack):
     """Draw a dealer, shuffle (Fisher–Yates), deal one card at a time from the dealer's left, start the deal.
 
-    Draws from the deal's stream ``rng[:1]``."""
+    Draws from the deal's stream ``rng[:1]``; ``pack`` is scratch space for 52 cards (no allocation per deal).
+    """
     n = holding.shape[0]
     rng = rng[:1]
     dealer = int(uniform(rng) * n)
-    pack = np.arange(NUM_CARDS)
+    for card in range(NUM_CARDS):
+        pack[card] = card
     for position in range(NUM_CARDS - 1, 0, -1):
         other = int(uniform(rng) * (position + 1))
         pack[position], pack[other] = pack[other], pack[position]

@@ -122,8 +122,8 @@ def observe_in_kernel(match: Match, seat: int):
 def test_kernel_observes_every_position_like_the_encoder(num_players):
     """Every turn of random games — leads, follows mid-set, passes, the end — for every seat."""
     for index, rules in enumerate(rule_sets(num_players)):
-        hands, dealers, choices = random_deals(num_players, seed=7 + index, games=3)
-        for b in range(3):
+        hands, dealers, choices = random_deals(num_players, seed=7 + index, games=2)
+        for b in range(2):
             match = Match(rules, num_players)
             match.start(np.random.default_rng(0), hands=hands[b], dealer=int(dealers[b]))
             step = 0
