@@ -77,6 +77,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         (["--policy", "cnn"], "policy got 'cnn'"),
         (["--players", "9"], "num_players got 9"),
         (["--total-timesteps", "-1"], "total_timesteps got -1"),
+        (["--teacher", ""], "nothing to train"),
         (["--teacher", "mcts:5"], "teacher 'mcts:5'"),
         (["--teacher-players", "2"], "num_players got 2"),
     ],

@@ -1,13 +1,17 @@
-"""Train a MaskablePPO agent for one seat of Snip Snap Snorem against a pool of scripted opponents.
+"""Train a MaskablePPO policy for Snip Snap Snorem: distilled from the search player over every table size
+(``--teacher``, train.distill), then, with ``--total-timesteps`` above 0, PPO for one seat against a pool
+of scripted opponents.
 
-Runs on the batched engine's VecEnv by default (``--vec batch``; ``--vec single`` uses SB3's DummyVecEnv
-over the gymnasium single-seat env). Writes to ``<out-dir>/<run-name>/``: TensorBoard and CSV logs,
-checkpoints every ``--checkpoint-every`` steps (and one on a crash or Ctrl-C), ``best_model.zip`` by the
-periodic paired evaluation, ``final_model.zip``, ``eval.csv`` and ``learning_curve.png``. ``--resume``
-continues an interrupted run from its latest checkpoint.
+By default the run only distils: fine-tuning the distilled policy with PPO lowered its strength (README,
+Results). PPO runs on the batched engine's VecEnv (``--vec batch``; ``--vec single`` uses SB3's DummyVecEnv
+over the gymnasium single-seat env). Writes to ``<runs>/<run-name>/`` (a folder the run owns): TensorBoard
+and CSV logs, checkpoints (and one on a crash, Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``,
+``distill.json``, ``eval.csv`` and ``learning_curve.png``. ``--resume`` continues an interrupted run from
+its newest readable checkpoint; ``--overwrite`` starts over.
 
-    python -m train.train_ppo                               # the defaults: about 15 minutes on 2 CPU cores
-    python -m train.train_ppo --players 4 --rules parlett --total-timesteps 2000 --eval-every 1000 --run-name smoke
+    python -m train.train_ppo                                  # distillation: about 9 minutes on 2 CPU cores
+    python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6
+    python -m train.train_ppo --teacher "" --players 4 --rules parlett --total-timesteps 2000000 --run-name ppo4
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class Args:
     num_players: int = arg(6, "players at the table, 3..8", flag="players")
     rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
     opponents: tuple[str, ...] = arg(("random",), "the opponents' pool: agent names, one drawn per seat per episode")
-    total_timesteps: int = arg(4_500_000, "learner decisions to train on")
+    total_timesteps: int = arg(0, "PPO steps (learner decisions) after distillation; 0: distillation only")
     seed: int = arg(0, "seed of the envs, the opponents and the network")
     num_envs: int = arg(256, "games played in parallel")
     vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
@@ -83,6 +87,8 @@ class Args:
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
         if self.total_timesteps < 0:
             raise ValueError(f"total_timesteps got {self.total_timesteps}; allowed: 0 (distillation only) or more")
+        if not self.teacher and self.total_timesteps == 0:
+            raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
         for n in self.teacher_players:
             check_num_players(n)
         if self.teacher_loss not in ("choice", "values"):
