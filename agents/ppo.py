@@ -1,7 +1,7 @@
 """A trained MaskablePPO model as a policy (needs the training extras: torch, sb3-contrib).
 
-With no path, the pretrained 6-player ``scarne`` model shipped in ``agents/models/`` is loaded; the README
-gives the command that produced it.
+With no path, the model shipped in ``agents/models/`` is loaded: ``scarne`` rules, every table size 3..8
+(distilled from the search player); the README gives the command that produced it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from snipsnap_env.rules import MIN_PLAYERS
 
 from .base import Policy, check_masks
 
-SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne_6p.zip"
+SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside a model's zip: the observation layout it was trained on
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside a model's zip: the tables it was trained for
 

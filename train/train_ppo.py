@@ -115,7 +115,10 @@ class Args:
                 raise ValueError(f"{name} got {getattr(self, name)}; allowed: a number above 0")
         if self.ent_coef < 0:
             raise ValueError(f"ent_coef got {self.ent_coef}; allowed: 0 or more")
-        self.run_name = self.run_name or f"ppo_{self.rules}_{self.num_players}p_s{self.seed}"
+        if not self.run_name:  # what the run learns from, the rules, the PPO table if any, the seed
+            source = self.teacher.replace(":", "") if self.teacher else "ppo"
+            table = f"_{self.num_players}p" if self.total_timesteps else ""
+            self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
 
 
 def make_vec_env(args: Args, seed: int):
