@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-JOBS = ["main", "train_ppo", "evaluate", "ladder", "mixed", "play", "bench_aec", "bench_batch"]
+JOBS = ["main", "train_ppo", "evaluate", "ladder", "mixed", "behaviour", "play", "bench_aec", "bench_batch"]
 SHARED = {"--players", "--rules", "--opponents", "--seed", "--deals", "--out", "--runs"}
 RETIRED = {"--num-players", "--out-dir", "--results", "--eval-deals-final", "--backend"}
 
