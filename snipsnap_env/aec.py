@@ -6,6 +6,7 @@ side; the mask comes from the engine (the one source of legality).
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -178,16 +179,18 @@ class raw_env(AECEnv, EzPickle):
     def _finish(self, events: list) -> None:
         """Turn the engine's new state into rewards, terminations, infos and the next agent."""
         match = self._match
-        score = match.score
-        self.rewards = {agent: float(score[s] - self._score_seen[s]) for s, agent in enumerate(self.agents)}
-        self._score_seen = [float(x) for x in score]
+        score = list(map(float, match.score))
+        self.rewards = dict(zip(self.agents, map(operator.sub, score, self._score_seen)))
+        self._score_seen = score
         self._last_events = events
         self._set_infos(events)
         if match.over:
-            self.terminations = {agent: True for agent in self.agents}
+            self.terminations = dict.fromkeys(self.agents, True)
         else:
             self.agent_selection = self.possible_agents[match.deal.to_act]
-        self._accumulate_rewards()
+        cumulative = self._cumulative_rewards  # PettingZoo's _accumulate_rewards, without its method lookups
+        for agent, reward in self.rewards.items():
+            cumulative[agent] += reward
 
     def _set_infos(self, events: list) -> None:
         """Every agent's info: the events of the last step and the chip totals (one shared dict)."""

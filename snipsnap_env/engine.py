@@ -82,6 +82,7 @@ class Deal:
         self.to_act = self.first_to_lead()
         self.winner: int | None = None
         self.turns = 0
+        self._legal: tuple[int, ...] | None = None  # the legal actions of the current position, once known
         self.events: list[Event] = [Event(EventKind.DEAL, dealer)]
         if rules.chips and rules.ante:
             self._collect_ante()
@@ -137,12 +138,17 @@ class Deal:
 
     def legal_actions(self) -> list[int]:
         """The actions the player to act may take (none once the deal is over)."""
+        if self._legal is None:  # worked out once per position: the env, its wrappers and apply all ask
+            self._legal = self._work_out_legal_actions()
+        return list(self._legal)
+
+    def _work_out_legal_actions(self) -> tuple[int, ...]:
         if self.over:
-            return []
+            return ()
         seat = self.to_act
         if self.is_lead:  # never a pass
-            return [r for r in range(NUM_RANKS) if self.may_lead(seat, r)]
-        return [self.open_rank] if self.must_follow(seat) else [PASS]
+            return tuple(r for r in range(NUM_RANKS) if self.may_lead(seat, r))
+        return (self.open_rank,) if self.must_follow(seat) else (PASS,)
 
     def legal_mask(self) -> np.ndarray:
         """The legal actions as an int8 vector of length 14 (all zero once the deal is over)."""
@@ -165,6 +171,7 @@ class Deal:
                 f"player_{self.to_act} cannot take action {action!r} ({shown}) now; legal: {allowed}"
             )
         first_new = len(self.events)
+        self._legal = None
         self.turns += 1
         if action == PASS:
             self._pass(self.to_act)

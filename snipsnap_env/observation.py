@@ -33,6 +33,7 @@ next, ``obs[63 + 2] == 1`` (seat 4 is two seats to the observer's left).
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -131,11 +132,15 @@ def encode(match, seat: int) -> np.ndarray:
     # cheaper than numpy element writes.
     deal = match.deal
     n = match.num_players
-    raw = _table_template(match.rules, n).copy()
-    hand = [len(suits) for suits in deal.holding[seat]]
+    template = match.__dict__.get("_observation_template")  # the match's fixed fields, looked up once
+    if template is None:
+        template = match.__dict__["_observation_template"] = _table_template(match.rules, n)
+    raw = template.copy()
+    hand = list(map(len, deal.holding[seat]))
+    played = deal.played
     raw[_HAND] = hand
-    raw[_PLAYED] = deal.played
-    raw[_UNSEEN] = [CARDS_PER_RANK - h - p for h, p in zip(hand, deal.played)]
+    raw[_PLAYED] = played
+    raw[_UNSEEN] = [CARDS_PER_RANK - h - p for h, p in zip(hand, played)]
     if deal.is_lead:
         raw[_IS_LEAD] = 1.0
     else:
@@ -146,10 +151,9 @@ def encode(match, seat: int) -> np.ndarray:
     if not deal.over:
         raw[_TO_ACT + (deal.to_act - seat) % n] = 1.0
     start = match.rules.starting_chips if match.rules.chips else 0
-    score, hand_size = match.score, deal.hand_size
-    seats = _RELATIVE_SEATS[n][seat]  # absolute seat of each relative slot
-    raw[_HAND_SIZE : _HAND_SIZE + n] = [hand_size[s] for s in seats]
-    raw[_SCORE : _SCORE + n] = [score[s] - start for s in seats]
+    in_seat_order = _IN_SEAT_ORDER[n][seat]  # the values of the relative slots, from the absolute seats
+    raw[_HAND_SIZE : _HAND_SIZE + n] = in_seat_order(deal.hand_size)
+    raw[_SCORE : _SCORE + n] = [value - start for value in in_seat_order(match.score)]
     raw[_POT] = deal.pot
     raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
     obs = np.array(raw, dtype=np.float32)
@@ -174,8 +178,9 @@ def _table_template(rules: Rules, n: int) -> list[float]:
     return raw
 
 
-_RELATIVE_SEATS = {
-    n: [[(seat + i) % n for i in range(n)] for seat in range(n)] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+_IN_SEAT_ORDER = {  # [n][seat](per_seat_list) -> the values for relative slots 0..n-1 (slot 0 = seat)
+    n: [operator.itemgetter(*[(seat + i) % n for i in range(n)]) for seat in range(n)]
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
 _HAND, _PLAYED, _UNSEEN, _RULES = SLICES["hand"], SLICES["played"], SLICES["unseen"], SLICES["rules"]
 _OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = (

@@ -58,11 +58,23 @@ class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrappe
     observation first reads the engine's mask instead of encoding a whole observation for it."""
 
     def step(self, action) -> None:
-        if self._prev_obs is None and self._raw.agent_selection in self._raw.agents:
-            agent = self._raw.agent_selection
-            self._prev_obs = {"action_mask": self._raw.mask(agent)}
-            self._prev_info = self._raw.infos.get(agent, {})
+        raw = self._raw
+        agent = raw.agent_selection
+        if self._prev_obs is None and agent in raw.agents:
+            self._prev_obs = {"action_mask": raw.mask(agent)}
+            self._prev_info = raw.infos.get(agent, {})
+        live = not (raw.terminations.get(agent, True) or raw.truncations.get(agent, True))
+        if live and not self._terminated and type(action) is not bool and self._legal(action):
+            # the common case, PettingZoo's outcome without its layers of lookups: a legal move, played
+            self._prev_obs = self._prev_info = None
+            raw.step(action)
+            return
         super().step(action)
+
+    def _legal(self, action) -> bool:
+        if not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
+            return False
+        return bool(self._prev_obs["action_mask"][action])
 
 
 class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
