@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
-from .engine import NO_RANK, NUM_ACTIONS, PASS
+from .engine import NO_RANK, PASS
 from .observation import SCALE, SLICES
 from .rules import OPENINGS, PASS_FEES, SIX, Rules
 
@@ -361,5 +361,3 @@ def observe(holding, hand_size, played, public, deal_score, seat, template, rule
     else:
         mask[PASS] = 1
 
-
-assert NUM_ACTIONS == PASS + 1
