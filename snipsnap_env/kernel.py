@@ -360,4 +360,3 @@ def observe(holding, hand_size, played, public, deal_score, seat, template, rule
         mask[rank] = 1
     else:
         mask[PASS] = 1
-

@@ -129,3 +129,11 @@ def test_the_vec_env_takes_a_seed():
         return env.reset()
 
     assert (first_obs(5) == first_obs(5)).all() and not (first_obs(5) == first_obs(6)).all()
+
+
+def test_a_runs_random_streams_are_derived_not_offset():
+    from train.train_ppo import STREAMS, stream_seed
+
+    seeds = {stream_seed(seed, name, *index) for seed in (0, 1) for name in STREAMS for index in ((), (0,), (1,))}
+    assert len(seeds) == 2 * len(STREAMS) * 3  # no two streams of two runs coincide
+    assert stream_seed(0, "env") == stream_seed(0, "env")

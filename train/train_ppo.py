@@ -68,7 +68,7 @@ class Args:
     eval_deals: int = arg(20_000, "paired deals per evaluation")
     checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
     out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
-    run_name: str = arg("", "the run's folder name; default ppo_<preset>_<N>p_s<seed>")
+    run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
     resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
     overwrite: bool = arg(False, "start over in <runs>/<run-name>, deleting the run there")
     progress: bool = arg(True, "show a progress bar")
@@ -121,15 +121,26 @@ class Args:
             self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
 
 
+STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
+
+
+def stream_seed(seed: int, name: str, *index: int) -> int:
+    """The seed of one named random stream of a run, derived from the run's seed by ``SeedSequence``
+    (no ad-hoc offsets that could make two streams collide)."""
+    return int(np.random.SeedSequence([seed, STREAMS.index(name), *index]).generate_state(1)[0])
+
+
 def make_vec_env(args: Args, seed: int):
     """The training VecEnv with a VecMonitor (episode stats) and reward normalisation."""
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor, VecNormalize
 
-    pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(args.opponents)]
+    pool = [agents.make(name, seed=stream_seed(seed, "opponents", i)) for i, name in enumerate(args.opponents)]
     if args.vec == "batch":
         from snipsnap_env.vec_env import SnipSnapVecEnv
 
-        venv = SnipSnapVecEnv(args.num_envs, args.num_players, rules=args.rules, opponents=pool, seed=seed)
+        venv = SnipSnapVecEnv(
+            args.num_envs, args.num_players, rules=args.rules, opponents=pool, seed=stream_seed(seed, "env")
+        )
     else:
         from snipsnap_env.single_agent import SingleSeatEnv
 
@@ -137,11 +148,13 @@ def make_vec_env(args: Args, seed: int):
             return lambda: SingleSeatEnv(
                 args.num_players,
                 args.rules,
-                opponents=[agents.make(n, seed=seed + 100 * i + j) for j, n in enumerate(args.opponents)],
+                opponents=[
+                    agents.make(n, seed=stream_seed(seed, "opponents", i, j)) for j, n in enumerate(args.opponents)
+                ],
             )
 
         venv = DummyVecEnv([make(i) for i in range(args.num_envs)])
-        venv.seed(seed)
+        venv.seed(stream_seed(seed, "env"))
     # Chips swing by ±50 in a deal; scaling returns keeps the value loss in range. Inference needs no stats.
     return VecNormalize(VecMonitor(venv), norm_obs=False, norm_reward=True, gamma=1.0)
 
@@ -164,7 +177,9 @@ def make_callbacks(args: Args, run_dir: Path):
 
         def __init__(self):
             super().__init__()
-            self.deals = PairedDeals.draw(args.eval_deals, args.num_players, len(args.opponents), args.seed + 12345)
+            self.deals = PairedDeals.draw(
+                args.eval_deals, args.num_players, len(args.opponents), stream_seed(args.seed, "evaluation deals")
+            )
             # a resumed run keeps the best model it already had unless a new evaluation beats it
             earlier = list(csv.reader(open(run_dir / "eval.csv"))) if (run_dir / "eval.csv").exists() else []
             self.best = max((float(row[2]) for row in earlier), default=-np.inf)
@@ -178,7 +193,10 @@ def make_callbacks(args: Args, run_dir: Path):
             return True
 
         def evaluate(self):
-            pool = lambda: [agents.make(n, seed=args.seed + 7 + i) for i, n in enumerate(args.opponents)]  # noqa: E731
+            pool = lambda: [  # noqa: E731
+                agents.make(n, seed=stream_seed(args.seed, "evaluation opponents", i))
+                for i, n in enumerate(args.opponents)
+            ]
             if self.random_chips is None:
                 self.random_chips = play_paired(agents.make("random", seed=args.seed), pool(), self.deals, args.rules)
             chips = play_paired(LivePolicy(self.model), pool(), self.deals, args.rules)
@@ -297,7 +315,7 @@ def _train(args: Args, run_dir: Path) -> Path:
                 f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
             )
         env = model.get_env()
-        env.venv.seed(args.seed + model.num_timesteps)  # a new stretch of deals, not the first ones again
+        env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))  # new deals, not the first ones again
         print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     else:
         model = new_model(args, env)
@@ -312,7 +330,7 @@ def _train(args: Args, run_dir: Path) -> Path:
         if checkpoint is None and args.teacher:
             from .distill import distill
 
-            torch.manual_seed(args.seed)
+            torch.manual_seed(stream_seed(args.seed, "network"))
             report = distill(model, args)
             write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
             save_model(model, run_dir / "distilled_model.zip", trained_on(args))
