@@ -127,7 +127,9 @@ STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "netw
 def stream_seed(seed: int, name: str, *index: int) -> int:
     """The seed of one named random stream of a run, derived from the run's seed by ``SeedSequence``
     (no ad-hoc offsets that could make two streams collide)."""
-    return int(np.random.SeedSequence([seed, STREAMS.index(name), *index]).generate_state(1)[0])
+    # every word after the seed is at least 1: SeedSequence reads a trailing 0 word as no word at all
+    words = [seed, 1 + STREAMS.index(name), *(1 + i for i in index)]
+    return int(np.random.SeedSequence(words).generate_state(1)[0])
 
 
 def make_vec_env(args: Args, seed: int):
