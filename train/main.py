@@ -1,7 +1,7 @@
 """The main job: train a MaskablePPO agent with the default settings, then measure how much its learned lead
 choice is worth against random lead choice, the scripted heuristics and the search player, on paired deals.
 
-    python -m train.main                      # about 9 minutes of distillation, then the benchmark table
+    python -m train.main                      # 5–10 minutes of distillation, then the benchmark tables
     python -m train.main --deals 100000       # a tighter closing benchmark
 
 A finished run in ``runs/<run-name>`` is reused and an interrupted one resumed, so nothing is lost.
