@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from snipsnap_env.batch import BatchEnv
 
@@ -28,7 +29,7 @@ def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed:
     policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
     paired = PairedDeals.draw(deals, num_players, 1, seed)
     chips = np.zeros((num_players, deals))  # per seat-list position: its chips averaged over rotations
-    for rotation in range(num_players):
+    for rotation in tqdm(range(num_players), desc="seat rotations", unit="rotation"):
         env = BatchEnv(deals, num_players, rules=rules, seed=seed)
         obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
         position_of_seat = (np.arange(num_players) - rotation) % num_players  # who sits in each seat
