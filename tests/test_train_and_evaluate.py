@@ -296,3 +296,14 @@ def test_playing_stops_cleanly_at_the_end_of_input():
 
     with pytest.raises(SystemExit, match="end of input"):
         play.play(4, "scarne", ["random"], seat=0, seed=1, prompt=no_more)
+
+
+def test_mixed_tables_are_zero_sum_and_rotate_every_agent_through_every_seat():
+    from train.mixed import play_mixed
+
+    table = play_mixed(["most_copies", "random", "fewest_copies"], 4, "scarne", 600, seed=2)
+    assert {name: row["seats"] for name, row in table.items()} == {"most_copies": 1, "random": 1, "fewest_copies": 2}
+    assert sum(row["seats"] * row["chips_per_deal"] for row in table.values()) == pytest.approx(0.0, abs=1e-9)
+    assert table["most_copies"]["chips_per_deal"] > table["fewest_copies"]["chips_per_deal"]
+    with pytest.raises(ValueError, match="5 agents for a table of 4"):
+        play_mixed(["random"] * 5, 4, "scarne", 10, seed=0)
