@@ -68,3 +68,12 @@ def test_pimc_gains_over_most_copies_at_four_players():
     )
     gain = rows[-1]
     assert gain.diff_vs_reference - gain.diff_ci95 > 0, gain
+
+
+def test_behaviour_reports_how_a_policy_leads():
+    from train.behaviour import behaviour
+
+    table = behaviour("most_copies", [3, 6], "scarne", ["random"], 500, seed=1)
+    assert all(row["leaves_most_copies"] == 0 for row in table.values())
+    fewest = behaviour("fewest_copies", [4], "scarne", ["random"], 500, seed=1)[4]
+    assert fewest["leads_by_copies"][0] == 1.0 and fewest["leaves_most_copies"] == 1.0
