@@ -43,10 +43,10 @@ from snipsnap_env.kernel import (
     OPEN_RANK,
     POT,
     PREVIOUS_TURN_PLAYED,
-    PUBLIC,
     TO_ACT,
     TURNS,
     WINNER,
+    new_game,
     play_out,
     play_until_choice,
     policy_codes,
@@ -58,8 +58,6 @@ from snipsnap_env.rules import MIN_PLAYERS
 
 from .base import Policy, check_masks
 from .scripted import hand_counts
-
-NUM_PUBLIC = len(PUBLIC)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -102,12 +100,7 @@ def pimc_scores(own, played, sizes, pot, candidates, samples, policies, seeds, r
             uniform(world_rng[i : i + 1])
         world = np.empty((n, NUM_RANKS), np.int8)
         _sample_world(own[r], played[r], sizes[r], world_rng[:1], world)
-        holding = np.empty((n, NUM_RANKS), np.int8)
-        hand_size = np.empty(n, np.int64)
-        done = np.empty(NUM_RANKS, np.int64)
-        public = np.empty(NUM_PUBLIC, np.int64)
-        deal_score = np.empty(n, np.float64)
-        streams = np.empty(1 + n, np.uint64)
+        holding, hand_size, done, public, deal_score, streams = new_game(n)
         for rank in range(NUM_RANKS):
             if not candidates[r, rank]:
                 continue

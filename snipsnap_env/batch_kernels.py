@@ -18,6 +18,7 @@ from .kernel import (
     WINNER,
     deal_from_stream,
     deal_given,
+    new_game,
     observe,
     play_out,
     play_until_choice,
@@ -104,12 +105,7 @@ def play_deals_kernel(num_deals, num_players, policies, stream, rules, chips, de
     # One deal's streams depend only on (stream, d): results never depend on threads or chunking.
     chunk = 256
     for c in numba.prange((num_deals + chunk - 1) // chunk):
-        holding = np.zeros((num_players, NUM_RANKS), np.int8)
-        hand_size = np.zeros(num_players, np.int64)
-        played = np.zeros(NUM_RANKS, np.int64)
-        public = np.zeros(NUM_PUBLIC, np.int64)
-        deal_score = np.zeros(num_players, np.float64)
-        rng = np.empty(1 + num_players, np.uint64)
+        holding, hand_size, played, public, deal_score, rng = new_game(num_players)
         pack = np.empty(NUM_CARDS, np.int64)
         for d in range(c * chunk, min((c + 1) * chunk, num_deals)):
             deal_streams(stream, d, rng)

@@ -117,6 +117,19 @@ def uniform(rng):
     return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
+@jit
+def new_game(num_players):
+    """Zeroed arrays for one game: ``(holding, hand_size, played, public, deal_score, rng)``."""
+    return (
+        np.zeros((num_players, NUM_RANKS), np.int8),
+        np.zeros(num_players, np.int64),
+        np.zeros(NUM_RANKS, np.int64),
+        np.zeros(len(PUBLIC), np.int64),
+        np.zeros(num_players, np.float64),
+        np.zeros(1 + num_players, np.uint64),
+    )
+
+
 # ---- the deal --------------------------------------------------------------------------------------------
 @jit
 def first_to_lead(holding, dealer, rules):
