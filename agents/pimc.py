@@ -54,7 +54,7 @@ from snipsnap_env.kernel import (
     uniform,
 )
 from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
-from snipsnap_env.rules import MIN_PLAYERS
+from snipsnap_env.rules import MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
 from .scripted import hand_counts
@@ -129,9 +129,7 @@ class PIMC(Policy):
         seed: int | None = None,
     ):
         super().__init__(seed)
-        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-            raise ValueError(f"samples got {samples!r}; allowed: an integer of at least 1")
-        self.samples = int(samples)
+        self.samples = check_count("samples", samples)
         self.opponent_model, self.rollout_policy = opponent_model, rollout_policy
         self._models = opponent_model.split("+")  # "random+most_copies": half the worlds each
         policy_codes([*self._models, rollout_policy])  # a clear error for a policy the kernel cannot play

@@ -24,13 +24,7 @@ from .cards import NUM_CARDS, NUM_RANKS
 from .engine import NUM_ACTIONS, Deal
 from .kernel import DEALER, PUBLIC, STATE, TO_ACT, policy_codes, rule_codes, seed_streams
 from .observation import OBS_DIM, table_template
-from .rules import check_num_players, make_rules
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} got {value!r}; allowed: an integer of at least {minimum}")
-    return int(value)
+from .rules import check_count, check_num_players, make_rules
 
 
 class Games:
@@ -85,7 +79,7 @@ class BatchEnv:
     """
 
     def __init__(self, num_games: int, num_players: int, rules="scarne", seed: int | None = None):
-        self.num_games = B = _check_count("num_games", num_games)
+        self.num_games = B = check_count("num_games", num_games)
         self.num_players = N = check_num_players(num_players)
         self.rules = make_rules(rules)
         self.games = Games(B, N, seed)
@@ -185,7 +179,7 @@ def play_deals(num_deals: int, num_players: int, rules, policies: Sequence[str],
     """Deal and play ``num_deals`` whole deals in the kernel, seat ``s`` led by the scripted policy
     ``policies[s]`` (``kernel.POLICIES``); return each deal's chips, shape ``(num_deals, num_players)``
     (deal points with chips off). ``with_details`` also returns the dealers and turn counts."""
-    num_deals = _check_count("num_deals", num_deals)
+    num_deals = check_count("num_deals", num_deals)
     num_players = check_num_players(num_players)
     if len(policies) != num_players:
         raise ValueError(f"policies must name one policy per seat ({num_players}), got {len(policies)}")

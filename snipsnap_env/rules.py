@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 MIN_PLAYERS = 3
 MAX_PLAYERS = 8
 
@@ -119,6 +121,13 @@ def make_rules(rules: "str | Rules | None" = "scarne", **overrides) -> Rules:
     elif not isinstance(rules, Rules):
         raise ValueError(f"rules must be a preset name or a Rules value, got {type(rules).__name__} {rules!r}")
     return rules.replace(**overrides) if overrides else rules
+
+
+def check_count(name: str, value, minimum: int = 1) -> int:
+    """Return ``value`` as an int if it is a whole number (Python or numpy, not bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} got {value!r}; allowed: an integer of at least {minimum}")
+    return int(value)
 
 
 def check_num_players(num_players) -> int:
