@@ -14,7 +14,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .engine import NUM_ACTIONS, IllegalActionError, Match
+from .engine import NUM_ACTIONS, Match
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
@@ -151,14 +151,9 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if isinstance(action, (bool, np.bool_)):  # True would pass for action 1: say so instead
-            raise IllegalActionError(f"action {action!r} is a bool; actions are whole numbers 0..{NUM_ACTIONS - 1}")
-        deal = self._match.deal
-        if action not in deal.legal_actions():
-            deal.apply(action)  # raises IllegalActionError, naming the legal actions; nothing has changed yet
+        events = self._match.apply(action)  # an illegal action raises before anything changes
         self._cumulative_rewards[agent] = 0.0
         self._observed = {}
-        events = self._match.apply(action)
         if self.auto_forced:
             events += self._play_forced()
         self._finish(events)

@@ -46,6 +46,12 @@ def action_name(action: int) -> str:
     return "pass" if action == PASS else f"play {RANK_NAMES[action]}"
 
 
+def refuse_bool_action(action) -> None:
+    """A bool is not an action, though Python would take True for action 1: say so."""
+    if isinstance(action, (bool, np.bool_)):
+        raise IllegalActionError(f"action {action!r} is a bool; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+
+
 def check_dealer(dealer, num_players: int) -> int:
     """Return ``dealer`` if it is a seat at this table, else raise a clear error."""
     if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < num_players:
@@ -163,6 +169,7 @@ class Deal:
         """Play ``action`` for the player to act; return the events it caused."""
         if self.over:
             raise IllegalActionError(f"the deal is over (player_{self.winner} went out); no more actions")
+        refuse_bool_action(action)
         legal = self.legal_actions()
         if action not in legal:
             allowed = ", ".join(f"{a} ({action_name(a)})" for a in legal)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from pettingzoo.utils import wrappers
 
-from .engine import NUM_ACTIONS, IllegalActionError
+from .engine import NUM_ACTIONS, refuse_bool_action
 
 _FORWARDED = (
     "agent_selection",
@@ -83,8 +83,7 @@ class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrap
     A bool is refused by name: it would pass for 0 or 1."""
 
     def step(self, action) -> None:
-        if isinstance(action, (bool, np.bool_)):
-            raise IllegalActionError(f"action {action!r} is a bool; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+        refuse_bool_action(action)  # here, before PettingZoo's wrapper indexes the mask with it
         if type(action) is int or isinstance(action, np.integer):
             assert 0 <= action < NUM_ACTIONS, "action is not in action space"
             wrappers.BaseWrapper.step(self, action)
