@@ -137,3 +137,19 @@ def test_a_runs_random_streams_are_derived_not_offset():
     seeds = {stream_seed(seed, name, *index) for seed in (0, 1) for name in STREAMS for index in ((), (0,), (1,))}
     assert len(seeds) == 2 * len(STREAMS) * 3  # no two streams of two runs coincide
     assert stream_seed(0, "env") == stream_seed(0, "env")
+
+
+def test_a_run_interrupted_during_distillation_leaves_no_checkpoint_to_resume(tmp_path, monkeypatch, capsys):
+    from train import distill
+
+    def interrupted(model, args, log=print):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(distill, "distill", interrupted)
+    argv = FAST[:-2] + ["--teacher", "pimc:8", "--total-timesteps", "512", "--runs", str(tmp_path), "--run-name", "r"]
+    with pytest.raises(KeyboardInterrupt):
+        train_ppo.main(argv)
+    assert checkpoints(tmp_path / "r") == []  # a half-distilled policy must not pass for a finished one
+    assert "interrupted during distillation" in capsys.readouterr().out
+    with pytest.raises(FileNotFoundError, match="no readable checkpoint"):
+        train_ppo.main(argv + ["--resume"])

@@ -328,8 +328,9 @@ def _train(args: Args, run_dir: Path) -> Path:
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.perf_counter()
+    distilling = checkpoint is None and bool(args.teacher)
     try:
-        if checkpoint is None and args.teacher:
+        if distilling:
             from .distill import distill
 
             torch.manual_seed(stream_seed(args.seed, "network"))
@@ -337,6 +338,7 @@ def _train(args: Args, run_dir: Path) -> Path:
             write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
             save_model(model, run_dir / "distilled_model.zip", trained_on(args))
             save_checkpoint(model, run_dir)  # step 0: a resume after this point keeps the distillation
+            distilling = False
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
             model.learn(
@@ -346,6 +348,9 @@ def _train(args: Args, run_dir: Path) -> Path:
                 reset_num_timesteps=checkpoint is None,
             )
     except BaseException:  # a crash, Ctrl-C or SIGTERM keeps what was learned
+        if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
+            print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
+            raise
         path = save_checkpoint(model, run_dir)
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
