@@ -168,7 +168,7 @@ class PIMC(Policy):
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
         ).any():
             raise ValueError("pimc searches leads only: every row with more than one legal action must be a lead")
-        candidates = _candidates(own, mask[:, :NUM_RANKS])
+        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS])
         policies = np.stack([policy_codes([self.rollout_policy] + [model] * (n - 1)) for model in self._models])
         seeds = self.rng.integers(0, 2**63, size=len(obs), dtype=np.uint64)
         rules = rule_codes(rules_from_features(features))
@@ -181,7 +181,7 @@ class PIMC(Policy):
         return f"PIMC(samples={self.samples}, opponent_model={self.opponent_model!r})"
 
 
-def _candidates(own: np.ndarray, legal: np.ndarray) -> np.ndarray:
+def candidates_by_copies(own: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """One representative legal rank (the lowest) for each number of copies held: (B, 13) bool."""
     candidates = np.zeros(legal.shape, bool)
     rows = np.arange(len(own))

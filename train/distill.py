@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 import agents
-from agents.pimc import PIMC
+from agents.pimc import PIMC, candidates_by_copies
+from agents.scripted import hand_counts
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
@@ -34,10 +35,7 @@ def teacher_from_spec(spec: str, seed: int) -> PIMC:
 
 def real_choices(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Rows where the legal leads hold ranks in more than one copy count: a choice that matters."""
-    own = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
-    legal = mask[:, :NUM_RANKS] > 0
-    counts = [(legal & (own == c)).any(axis=1) for c in range(1, CARDS_PER_RANK + 1)]
-    return np.sum(counts, axis=0) > 1
+    return candidates_by_copies(hand_counts(obs), mask[:, :NUM_RANKS] > 0).sum(axis=1) > 1
 
 
 def collect_positions(
@@ -54,7 +52,9 @@ def collect_positions(
     while kept < count:
         to_act = env.to_act
         by_learner = (to_act == learner_seat) if learner is not None else np.zeros(games, bool)
-        keep = real_choices(obs, mask) & (by_learner if learner is not None else True)
+        keep = real_choices(obs, mask)
+        if learner is not None:  # DAgger: the positions the learner itself reaches
+            keep &= by_learner
         kept_obs.append(obs[keep])
         kept_mask.append(mask[keep])
         kept += int(keep.sum())
