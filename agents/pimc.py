@@ -41,6 +41,7 @@ from snipsnap_env.kernel import (
     DEALER,
     LAST_PLAYER,
     OPEN_RANK,
+    POLICIES,
     POT,
     PREVIOUS_TURN_PLAYED,
     TO_ACT,
@@ -54,7 +55,7 @@ from snipsnap_env.kernel import (
     uniform,
 )
 from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
-from snipsnap_env.rules import MIN_PLAYERS, check_count
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
 from .scripted import hand_counts
@@ -143,23 +144,37 @@ class PIMC(Policy):
             actions[choosing] = self._search(obs[choosing], mask[choosing])
         return actions
 
-    def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(B, 13) mean chips of each candidate lead over the sampled worlds (NaN where not a candidate)."""
+    def scores(self, obs: np.ndarray, mask: np.ndarray, opponents: np.ndarray | None = None) -> np.ndarray:
+        """(B, 13) mean chips of each candidate lead over the sampled worlds (NaN where not a candidate).
+
+        ``opponents`` (B, 7), optional: the kernel policy code (``kernel.POLICIES``) of each row's relative
+        seats 1..7 (entries past the table size are ignored) — the policies really seated there, used instead
+        of the opponent model (a teacher that knows its table)."""
         obs, mask = np.asarray(obs, np.float32), check_masks(mask)
         num_players = MIN_PLAYERS + obs[:, SLICES["num_players"]].argmax(axis=1)
+        if opponents is not None:
+            opponents = np.asarray(opponents, np.int64)
+            known = (0 <= opponents) & (opponents < len(POLICIES))
+            if opponents.shape != (len(obs), MAX_PLAYERS - 1) or not known.all():
+                raise ValueError(f"opponents must be ({len(obs)}, {MAX_PLAYERS - 1}) kernel policy codes")
         scores = np.full((len(obs), NUM_RANKS), np.nan)
-        for n in np.unique(num_players):  # one kernel call per table size and rules (usually one)
+        for n in np.unique(num_players):  # one kernel call per table size, rules and seating (usually one)
             rows = np.flatnonzero(num_players == n)
-            for features in np.unique(obs[rows][:, SLICES["rules"]], axis=0):
-                same = rows[(obs[rows][:, SLICES["rules"]] == features).all(axis=1)]
-                scores[same] = self._scores_for_table(obs[same], mask[same], int(n), features)
+            table = obs[rows][:, SLICES["rules"]]
+            if opponents is not None:
+                table = np.concatenate([table, opponents[rows, : n - 1]], axis=1)
+            for key in np.unique(table, axis=0):
+                same = rows[(table == key).all(axis=1)]
+                seated = opponents[same[0], : n - 1] if opponents is not None else None
+                features = obs[same[0], SLICES["rules"]]
+                scores[same] = self._scores_for_table(obs[same], mask[same], int(n), features, seated)
         return scores
 
     def _search(self, obs, mask):
         scores = self.scores(obs, mask)
         return np.nanargmax(scores, axis=1)
 
-    def _scores_for_table(self, obs, mask, n, features):
+    def _scores_for_table(self, obs, mask, n, features, seated=None):
         own = hand_counts(obs).astype(np.int64)
         played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
         sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
@@ -169,7 +184,10 @@ class PIMC(Policy):
         ).any():
             raise ValueError("pimc searches leads only: every row with more than one legal action must be a lead")
         candidates = candidates_by_copies(own, mask[:, :NUM_RANKS])
-        policies = np.stack([policy_codes([self.rollout_policy] + [model] * (n - 1)) for model in self._models])
+        if seated is None:
+            policies = np.stack([policy_codes([self.rollout_policy] + [model] * (n - 1)) for model in self._models])
+        else:
+            policies = np.concatenate([policy_codes([self.rollout_policy]), seated])[None, :]
         seeds = self.rng.integers(0, 2**63, size=len(obs), dtype=np.uint64)
         rules = rule_codes(rules_from_features(features))
         totals = np.zeros((len(obs), self.samples, NUM_RANKS))

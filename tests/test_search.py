@@ -37,6 +37,23 @@ def test_pimc_is_reproducible_by_seed_and_scores_one_rank_per_copy_count():
         assert sorted(counts[scored].tolist()) == sorted(set(counts[counts > 0].tolist()))
 
 
+def test_pimc_told_the_seated_opponents_rolls_them_out_as_that_model():
+    from snipsnap_env.kernel import POLICIES
+
+    env = BatchEnv(32, 5, seed=3)
+    obs, mask = env.reset()
+    for model in ("random", "most_copies"):
+        seated = np.full((32, 7), POLICIES.index(model))
+        told = PIMC(samples=16, seed=7).scores(obs, mask, opponents=seated)
+        np.testing.assert_array_equal(told, PIMC(samples=16, opponent_model=model, seed=7).scores(obs, mask))
+    mixed = np.full((32, 7), POLICIES.index("random"))
+    mixed[::2, 1] = POLICIES.index("most_copies")  # other seatings, other rollouts: scored apart, all finite
+    scores = PIMC(samples=16, seed=7).scores(obs, mask, opponents=mixed)
+    assert (np.isnan(scores) == np.isnan(told)).all()
+    with pytest.raises(ValueError, match="kernel policy codes"):
+        PIMC(samples=16).scores(obs, mask, opponents=np.full((32, 7), 99))
+
+
 def test_pimc_leads_the_four_of_a_kind_that_takes_it_out():
     """Seat 0 holds four aces and a king: leading the aces keeps the lead and goes out next; the king does not."""
     hands = hands_from_names(3, {0: "AC AD AH AS KC", 1: "2C"}, rest=2)

@@ -26,7 +26,7 @@ def behaviour(spec: str, players, rules: str, opponents, positions: int, seed: i
     pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]
     table = {}
     for n in players:
-        obs, mask = collect_positions(n, rules, positions, pool, seed + n)
+        obs, mask, _ = collect_positions(n, rules, positions, pool, seed + n)
         own = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK).astype(int)
         copies = own[np.arange(len(obs)), policy.act_batch(obs, mask)]
         most = np.where(mask[:, :NUM_RANKS] > 0, own, -1).max(axis=1)

@@ -21,7 +21,9 @@ from agents.scripted import hand_counts
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
+from snipsnap_env.kernel import POLICIES, policy_codes
 from snipsnap_env.observation import SLICES
+from snipsnap_env.rules import MAX_PLAYERS
 
 
 def teacher_from_spec(spec: str, seed: int) -> PIMC:
@@ -41,14 +43,16 @@ def real_choices(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def collect_positions(
     num_players: int, rules: str, count: int, pool: list, seed: int, learner=None, games: int = 1024
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` decision positions (obs, mask) with a real choice, from deals where every seat's policy is
-    drawn from ``pool`` per deal (and, with ``learner``, the learner leads in one seat per game)."""
+    """``count`` decision positions (obs, mask, seated) with a real choice, from deals where every seat's policy
+    is drawn from ``pool`` per deal (and, with ``learner``, the learner leads in one seat per game);
+    ``seated[i, k - 1]`` is the pool index of the policy in the position's relative seat k."""
     env = BatchEnv(games, num_players, rules=rules, seed=seed)
     rng = np.random.default_rng(seed)
     seat_policy = rng.integers(len(pool), size=(games, num_players))
     learner_seat = rng.integers(num_players, size=games)
     obs, mask = env.reset()
-    kept_obs, kept_mask, kept = [], [], 0
+    kept_obs, kept_mask, kept_seated, kept = [], [], [], 0
+    relative = np.arange(1, MAX_PLAYERS)
     while kept < count:
         to_act = env.to_act
         by_learner = (to_act == learner_seat) if learner is not None else np.zeros(games, bool)
@@ -57,6 +61,8 @@ def collect_positions(
             keep &= by_learner
         kept_obs.append(obs[keep])
         kept_mask.append(mask[keep])
+        rows = np.flatnonzero(keep)
+        kept_seated.append(seat_policy[rows[:, None], (to_act[rows, None] + relative) % num_players])
         kept += int(keep.sum())
         actions = np.zeros(games, np.int64)
         chosen = seat_policy[np.arange(games), to_act]
@@ -70,18 +76,19 @@ def collect_positions(
         redraw = np.flatnonzero(dones)
         seat_policy[redraw] = rng.integers(len(pool), size=(len(redraw), num_players))
         learner_seat[redraw] = rng.integers(num_players, size=len(redraw))
-    return np.concatenate(kept_obs)[:count], np.concatenate(kept_mask)[:count]
+    return tuple(np.concatenate(kept)[:count] for kept in (kept_obs, kept_mask, kept_seated))
 
 
-def label(teacher: PIMC, obs: np.ndarray, mask: np.ndarray, chunk: int = 4096, progress=None):
+def label(teacher: PIMC, obs: np.ndarray, mask: np.ndarray, opponents=None, chunk: int = 4096, progress=None):
     """The teacher's value of every legal lead (B, 14) — its mean chips, shared by the interchangeable ranks
-    of one copy count, 0 elsewhere — and its value gap between its choice and most_copies' (B,)."""
+    of one copy count, 0 elsewhere — and its value gap between its choice and most_copies' (B,).
+    ``opponents``: the kernel policies really seated round each position (``PIMC.scores``), or None."""
     values = np.zeros((len(obs), NUM_ACTIONS), np.float32)
     gaps = np.zeros(len(obs))
     own = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK).astype(int)
     for start in range(0, len(obs), chunk):
         part = slice(start, start + chunk)
-        scores = teacher.scores(obs[part], mask[part])
+        scores = teacher.scores(obs[part], mask[part], None if opponents is None else opponents[part])
         rows = np.arange(len(scores))
         by_count = np.full((len(scores), CARDS_PER_RANK + 1), np.nan)  # the candidate's value per copy count
         candidate = ~np.isnan(scores)
@@ -158,6 +165,8 @@ def distill(model, args, log=print) -> dict:
 
     teacher = teacher_from_spec(args.teacher, args.seed)
     pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.opponents)]
+    # the teacher models each opponent as the policy seated there when the kernel can play them all
+    seated_codes = policy_codes(args.opponents) if set(args.opponents) <= set(POLICIES) else None
     sizes = list(args.teacher_players)
     per_table = max(args.teacher_positions // (len(sizes) * (1 + args.teacher_rounds)), 1)
     data_obs, data_mask, data_values, report = [], [], [], {"rounds": []}
@@ -167,8 +176,9 @@ def distill(model, args, log=print) -> dict:
         gaps = []
         for n in sizes:
             seed = args.seed * 1000 + round_ * 10 + n
-            obs, mask = collect_positions(n, args.rules, per_table, pool, seed, learner=learner)
-            values, gap = label(teacher, obs, mask, progress=bar.update)
+            obs, mask, seated = collect_positions(n, args.rules, per_table, pool, seed, learner=learner)
+            opponents = None if seated_codes is None else seated_codes[seated]
+            values, gap = label(teacher, obs, mask, opponents, progress=bar.update)
             data_obs.append(obs)
             data_mask.append(mask)
             data_values.append(values)
