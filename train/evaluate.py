@@ -90,6 +90,19 @@ def play_paired(
     return result
 
 
+def play_candidates(
+    policies: dict, opponents: list[str], deals: PairedDeals, rules: str, seed: int, chunk: int = 8192, progress=None
+) -> dict[str, np.ndarray]:
+    """Every policy's chips on the same ``deals``, each reseeded with ``seed`` and meeting opponents made
+    afresh with the same streams, so their differences are paired."""
+    results = {}
+    for spec, policy in policies.items():
+        policy.reseed(seed)
+        pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]
+        results[spec] = play_paired(policy, pool, deals, rules, chunk=chunk, progress=progress, seed=seed)
+    return results
+
+
 def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules):
     games = len(seats)
     env = BatchEnv(games, num_players, rules=rules)
@@ -244,13 +257,9 @@ def evaluate(
     # fail early on a bad name or file
     policies = {spec: make_candidate(spec, seed, tuple(opponents)) for spec in candidates}
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
-    results = {}
     progress = _progress_bar(deals * len(candidates), quiet)
     started = time.perf_counter()
-    for spec, policy in policies.items():
-        policy.reseed(seed)
-        pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]  # same streams each time
-        results[spec] = play_paired(policy, pool, paired, rules, chunk=chunk, progress=progress.update, seed=seed)
+    results = play_candidates(policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update)
     progress.close()
     tables = [summarise(results, name) for name in (reference, *compare_to)]
     title = (

@@ -54,8 +54,10 @@ class RunFolder:
     resumed run refuses settings other than the recorded ones (except ``MAY_CHANGE``).
     """
 
-    def __init__(self, path, settings: dict, resume: bool, overwrite: bool):
+    def __init__(self, path, settings: dict, resume: bool, overwrite: bool, job: str = "training run"):
         self.path, self.settings, self.resume, self.overwrite = Path(path), settings, resume, overwrite
+        self.job = job  # "training run" (folders named by --run-name) or "matrix" (by --out)
+        self._name_flag = "--run-name" if job == "training run" else "--out"
         self._lock = None
 
     def __enter__(self) -> "RunFolder":
@@ -68,7 +70,8 @@ class RunFolder:
             owner = self._lock.read().strip() or "?"
             self._lock.close()
             raise RunFolderBusy(
-                f"{self.path} is in use by another training run (pid {owner}); wait for it or choose another --run-name"
+                f"{self.path} is in use by another {self.job} (pid {owner}); wait for it or choose another "
+                f"{self._name_flag}"
             ) from None
         self._lock.seek(0)
         self._lock.truncate()
@@ -87,16 +90,16 @@ class RunFolder:
         if self.resume:
             if recorded is not None and settings_difference(recorded, self.settings):
                 raise ValueError(
-                    f"--resume: {self.path} was started with other settings "
+                    f"{self.path} was started with other settings "
                     f"({'; '.join(settings_difference(recorded, self.settings))}); resume with the recorded "
-                    "ones, or start a new run (another --run-name, or --overwrite)"
+                    f"ones, or start anew (another {self._name_flag}, or --overwrite)"
                 )
             return
         held = [p for p in self.path.iterdir() if p.name != LOCK_FILE]
         if held and not self.overwrite:
             raise FileExistsError(
                 f"{self.path} already holds a run ({', '.join(sorted(p.name for p in held)[:4])}, …); "
-                "continue it with --resume, start it over with --overwrite, or choose another --run-name"
+                f"continue it with --resume, start it over with --overwrite, or choose another {self._name_flag}"
             )
         for item in held:  # --overwrite: start over in an empty folder, so nothing of the old run mixes in
             shutil.rmtree(item) if item.is_dir() else item.unlink()
