@@ -35,11 +35,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
+from snipsnap_env.cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
 from snipsnap_env.engine import NO_RANK
+from snipsnap_env.jit_cache import drop_if_sources_changed
 from snipsnap_env.kernel import (
     DEALER,
     LAST_PLAYER,
+    MOST_COPIES,
+    NOT_LED,
     OPEN_RANK,
     POLICIES,
     POT,
@@ -47,6 +50,7 @@ from snipsnap_env.kernel import (
     TO_ACT,
     TURNS,
     WINNER,
+    clear_lead_record,
     new_game,
     play_out,
     play_until_choice,
@@ -59,6 +63,8 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
 from .scripted import hand_counts
+
+drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -83,14 +89,44 @@ def _sample_world(own, played, sizes, rng, holding):
             k += 1
 
 
+@numba.njit(cache=True, nogil=True)
+def _respect_caps(holding, caps, rng, tries):
+    """Swap cards between seats 1.. until no seat ``s`` holds more than ``caps[s]`` of a rank (or ``tries``
+    swaps were tried): a most_copies player who chose to lead a rank held ``c`` copies of it and no more of
+    any other rank, and every rank untouched now was untouched then. A swap keeps hand sizes and the
+    unseen cards; it moves one excess card to a seat that may hold it, for one it may give back."""
+    n = holding.shape[0]
+    for _ in range(tries):
+        s, r = -1, -1
+        for seat in range(1, n):  # the first excess, if any
+            for rank in range(NUM_RANKS):
+                if holding[seat, rank] > caps[seat]:
+                    s, r = seat, rank
+                    break
+            if s >= 0:
+                break
+        if s < 0:
+            return True
+        t = 1 + int(uniform(rng) * (n - 1))
+        q = int(uniform(rng) * NUM_RANKS)
+        if t != s and q != r and holding[t, q] > 0 and holding[s, q] < caps[s] and holding[t, r] < caps[t]:
+            holding[s, r] -= 1
+            holding[t, r] += 1
+            holding[t, q] -= 1
+            holding[s, q] += 1
+    return False
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def pimc_scores(own, played, sizes, pot, candidates, samples, policies, seeds, rules, totals):
+def pimc_scores(own, played, sizes, pot, fewest_led, candidates, samples, policies, seeds, rules, totals):
     """``totals[r, w, rank]``: seat 0's chips in world ``w`` of row ``r`` when it leads ``rank`` there.
 
     Row ``r`` is a lead of seat 0 (the observer; seats relative to it) with ``own[r]`` in hand, ``played[r]``
     played, hand sizes ``sizes[r]`` and ``pot[r]``; ``candidates[r, rank]`` marks the leads to score;
     ``policies[k]`` are the rollout policies per relative seat of world kind ``k``: world ``w`` uses kind
-    ``w % len(policies)`` (an opponent model that mixes several policies).
+    ``w % len(policies)`` (an opponent model that mixes several policies). ``fewest_led[r, s]``: the fewest
+    copies seat ``s`` showed in a set it chose to lead (``NOT_LED`` before any) — in worlds where ``s`` plays
+    most_copies, it holds no more of any rank.
     """
     rows, n = sizes.shape
     for job in numba.prange(rows * samples):
@@ -101,6 +137,12 @@ def pimc_scores(own, played, sizes, pot, candidates, samples, policies, seeds, r
             uniform(world_rng[i : i + 1])
         world = np.empty((n, NUM_RANKS), np.int8)
         _sample_world(own[r], played[r], sizes[r], world_rng[:1], world)
+        kind = policies[w % policies.shape[0]]
+        caps = np.full(n, CARDS_PER_RANK, np.int64)
+        for s in range(1, n):
+            if kind[s] == MOST_COPIES and fewest_led[r, s] < NOT_LED:
+                caps[s] = fewest_led[r, s]
+        _respect_caps(world, caps, world_rng[:1], 16 * NUM_CARDS)
         holding, hand_size, done, public, deal_score, streams = new_game(n)
         for rank in range(NUM_RANKS):
             if not candidates[r, rank]:
@@ -110,10 +152,11 @@ def pimc_scores(own, played, sizes, pot, candidates, samples, policies, seeds, r
             done[:] = played[r]
             public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = NO_RANK, -1, 0
             public[TO_ACT], public[POT], public[TURNS], public[WINNER], public[DEALER] = 0, pot[r], 1, -1, n - 1
+            clear_lead_record(public)  # (what the seats' leads showed does not steer the rollouts)
             deal_score[:] = 0.0
             streams[:] = world_rng[1:]  # common random numbers: every candidate meets the same draws
             play_until_choice(holding, hand_size, done, public, deal_score, rank, rules)
-            play_out(holding, hand_size, done, public, deal_score, policies[w % policies.shape[0]], streams, rules)
+            play_out(holding, hand_size, done, public, deal_score, kind, streams, rules)
             totals[r, w, rank] = deal_score[0]
 
 
@@ -191,12 +234,20 @@ class PIMC(Policy):
         seeds = self.rng.integers(0, 2**63, size=len(obs), dtype=np.uint64)
         rules = rule_codes(rules_from_features(features))
         totals = np.zeros((len(obs), self.samples, NUM_RANKS))
-        pimc_scores(own, played, sizes, pot, candidates, self.samples, policies, seeds, rules, totals)
+        pimc_scores(
+            own, played, sizes, pot, fewest_led(obs, n), candidates, self.samples, policies, seeds, rules, totals
+        )
         means = totals.mean(axis=1)
         return np.where(candidates, means, np.nan)
 
     def __repr__(self) -> str:
         return f"PIMC(samples={self.samples}, opponent_model={self.opponent_model!r})"
+
+
+def fewest_led(obs: np.ndarray, n: int) -> np.ndarray:
+    """(B, n) the fewest copies each relative seat showed in a set it chose to lead; ``NOT_LED`` before any."""
+    fewest = np.rint(obs[:, SLICES["fewest_led"]][:, :n] * CARDS_PER_RANK).astype(np.int64)
+    return np.where(obs[:, SLICES["leads"]][:, :n] > 0, fewest, NOT_LED)
 
 
 def candidates_by_copies(own: np.ndarray, legal: np.ndarray) -> np.ndarray:

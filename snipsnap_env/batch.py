@@ -22,9 +22,9 @@ import numpy as np
 from . import batch_kernels
 from .cards import NUM_CARDS, NUM_RANKS
 from .engine import NUM_ACTIONS, Deal
-from .kernel import DEALER, PUBLIC, STATE, TO_ACT, policy_codes, rule_codes, seed_streams
+from .kernel import DEALER, NOT_LED, PUBLIC, STATE, TO_ACT, policy_codes, rule_codes, seed_streams
 from .observation import OBS_DIM, table_template
-from .rules import check_count, check_num_players, make_rules
+from .rules import MAX_PLAYERS, check_count, check_num_players, make_rules
 
 
 class Games:
@@ -61,7 +61,15 @@ class Games:
                 turns=deal.turns,
                 winner=winner,
                 dealer=deal.dealer,
+                set_leader=-1 if deal.set_leader is None else deal.set_leader,
+                leader_cards=deal.leader_cards,
             )
+            for seat in range(MAX_PLAYERS):
+                present = seat < deal.num_players
+                values[f"leads_{seat}"] = deal.leads[seat] if present else 0
+                values[f"copies_led_{seat}"] = deal.copies_led[seat] if present else 0
+                fewest = deal.fewest_led[seat] if present else None
+                values[f"fewest_led_{seat}"] = NOT_LED if fewest is None else fewest
             games.public[b] = [values[name] for name in PUBLIC]
         return games
 

@@ -11,6 +11,7 @@ import numba
 import numpy as np
 
 from .cards import NUM_CARDS, NUM_RANKS
+from .jit_cache import drop_if_sources_changed
 from .kernel import (
     DEALER,
     PUBLIC,
@@ -24,6 +25,8 @@ from .kernel import (
     play_until_choice,
     uniform,
 )
+
+drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
 parallel = numba.njit(cache=True, nogil=True, parallel=True)
 NUM_PUBLIC = len(PUBLIC)

@@ -89,6 +89,13 @@ class Deal:
         self.winner: int | None = None
         self.turns = 0
         self._legal: tuple[int, ...] | None = None  # the legal actions of the current position, once known
+        # The lead record: what each seat showed it held when it chose a rank to lead (a lead with more than
+        # one legal rank) — public once the set closes, since every copy of the rank is then played.
+        self.set_leader: int | None = None  # the seat that chose the open set's rank
+        self.leader_cards = 0  # the cards it has played into that set so far
+        self.leads = [0] * n  # sets each seat chose to lead, closed
+        self.copies_led = [0] * n  # its cards in those sets, summed
+        self.fewest_led: list[int | None] = [None] * n  # the fewest in one of them
         self.events: list[Event] = [Event(EventKind.DEAL, dealer)]
         if rules.chips and rules.ante:
             self._collect_ante()
@@ -178,21 +185,26 @@ class Deal:
                 f"player_{self.to_act} cannot take action {action!r} ({shown}) now; legal: {allowed}"
             )
         first_new = len(self.events)
+        chosen = self.is_lead and len(legal) > 1
         self._legal = None
         self.turns += 1
         if action == PASS:
             self._pass(self.to_act)
         else:
-            self._play(self.to_act, int(action))
+            self._play(self.to_act, int(action), chosen)
         return self.events[first_new:]
 
-    def _play(self, seat: int, rank: int) -> None:
+    def _play(self, seat: int, rank: int, chosen: bool) -> None:
         # A batch (multi_play) is judged on its first card only: whoever played the card before it pays.
         penalised = None if self.is_lead or not self.is_penalised() else self.last_player
         if self.is_lead:
             self.open_rank = rank
+            self.set_leader, self.leader_cards = (seat if chosen else None), 0
         # multi_play: every card of the rank at once, each its own Snip/Snap/Snorem
-        for _ in range(self.count(seat, rank) if self.rules.multi_play else 1):
+        count = self.count(seat, rank) if self.rules.multi_play else 1
+        if seat == self.set_leader:
+            self.leader_cards += count
+        for _ in range(count):
             suit = self.holding[seat][rank].pop(0)
             self.hand_size[seat] -= 1
             self.played[rank] += 1
@@ -206,6 +218,8 @@ class Deal:
                 penalised = None
         self.last_player = seat
         self.previous_turn_played = True
+        if self.played[rank] == CARDS_PER_RANK and self.set_leader is not None:
+            self._record_lead(self.set_leader, self.leader_cards)
         if self.hand_size[seat] == 0:
             self._go_out(seat)
         elif self.played[rank] == CARDS_PER_RANK:  # set closed: its last player leads next
@@ -213,6 +227,13 @@ class Deal:
             self.to_act = seat
         else:
             self.to_act = self.left_of(seat)
+
+    def _record_lead(self, seat: int, cards: int) -> None:
+        """A set ``seat`` chose to lead has closed: it held ``cards`` of the rank when it led."""
+        self.leads[seat] += 1
+        self.copies_led[seat] += cards
+        self.fewest_led[seat] = cards if self.fewest_led[seat] is None else min(self.fewest_led[seat], cards)
+        self.set_leader = None
 
     def is_penalised(self) -> bool:
         """Would a follow now penalise the previous card's player? (RULES.md §3.12)

@@ -12,7 +12,8 @@ name               shape       meaning
 ``holding``        (N, 13)     cards of each rank in each seat's hand (int8)
 ``hand_size``      (N,)        cards in each hand
 ``played``         (13,)       cards of each rank played
-``public``         (8,)        the scalars of ``PUBLIC``: open rank, latest card's player, … (int64)
+``public``         (34,)       the scalars of ``PUBLIC``: open rank, latest card's player, …, the lead record
+                               (what each seat showed it held when it chose a rank to lead) (int64)
 ``deal_score``     (N,)        chips each seat has won (+) or paid (−) this deal; deal points with chips off
 ``rng``            (1 + N,)    the game's splitmix64 random streams (uint64): the deal's, then one per seat
 =================  ==========  ===========================================================================
@@ -29,8 +30,11 @@ import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
 from .engine import NO_RANK, PASS
+from .jit_cache import drop_if_sources_changed
 from .observation import SCALE, SLICES
-from .rules import OPENINGS, PASS_FEES, SIX, Rules
+from .rules import MAX_PLAYERS, OPENINGS, PASS_FEES, SIX, Rules
+
+drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
 # ---- rules: every Rules option the kernel reads, as one int64 each ---------------------------------------
 RULE_CODES = ("chips", "penalties", "settle_per_card", "pass_fee", "ante", "multi_play", "opening")
@@ -57,8 +61,17 @@ def rule_codes(rules: Rules) -> np.ndarray:
 
 
 # ---- a game's public scalars -----------------------------------------------------------------------------
-PUBLIC = ("open_rank", "last_player", "previous_turn_played", "to_act", "pot", "turns", "winner", "dealer")
-OPEN_RANK, LAST_PLAYER, PREVIOUS_TURN_PLAYED, TO_ACT, POT, TURNS, WINNER, DEALER = range(len(PUBLIC))
+PUBLIC = (
+    *("open_rank", "last_player", "previous_turn_played", "to_act", "pot", "turns", "winner", "dealer"),
+    "set_leader",  # the seat that chose the open set's rank (-1: a forced lead, or no set open)
+    "leader_cards",  # the cards it has played into that set so far
+    *(f"leads_{seat}" for seat in range(MAX_PLAYERS)),  # sets the seat chose to lead, closed this deal
+    *(f"copies_led_{seat}" for seat in range(MAX_PLAYERS)),  # its cards in those sets, summed
+    *(f"fewest_led_{seat}" for seat in range(MAX_PLAYERS)),  # the fewest in one of them (NOT_LED before any)
+)
+OPEN_RANK, LAST_PLAYER, PREVIOUS_TURN_PLAYED, TO_ACT, POT, TURNS, WINNER, DEALER, SET_LEADER, LEADER_CARDS = range(10)
+LEADS, COPIES_LED, FEWEST_LED = (PUBLIC.index(f"{name}_0") for name in ("leads", "copies_led", "fewest_led"))
+NOT_LED = CARDS_PER_RANK + 1
 STATE = ("holding", "hand_size", "played", "public", "deal_score", "rng")
 
 # ---- scripted lead policies the kernel plays itself (agents of the same names in agents.scripted) --------
@@ -91,6 +104,9 @@ _OBS_AT = np.array(
             "hand_size",
             "score",
             "pot",
+            "leads",
+            "copies_led",
+            "fewest_led",
         )
     ],
     np.int64,
@@ -118,13 +134,24 @@ def uniform(rng):
 
 
 @jit
+def clear_lead_record(public):
+    """No set led yet this deal."""
+    public[SET_LEADER], public[LEADER_CARDS] = -1, 0
+    public[LEADS : LEADS + MAX_PLAYERS] = 0
+    public[COPIES_LED : COPIES_LED + MAX_PLAYERS] = 0
+    public[FEWEST_LED : FEWEST_LED + MAX_PLAYERS] = NOT_LED
+
+
+@jit
 def new_game(num_players):
     """Zeroed arrays for one game: ``(holding, hand_size, played, public, deal_score, rng)``."""
+    public = np.zeros(len(PUBLIC), np.int64)
+    clear_lead_record(public)
     return (
         np.zeros((num_players, NUM_RANKS), np.int8),
         np.zeros(num_players, np.int64),
         np.zeros(NUM_RANKS, np.int64),
-        np.zeros(len(PUBLIC), np.int64),
+        public,
         np.zeros(num_players, np.float64),
         np.zeros(1 + num_players, np.uint64),
     )
@@ -163,6 +190,7 @@ def start_deal(holding, hand_size, played, public, deal_score, dealer, rules):
     public[TURNS] = 0
     public[WINNER] = -1
     public[DEALER] = dealer
+    clear_lead_record(public)
     if rules[CHIPS] and rules[ANTE]:
         for s in range(n):
             paid = rules[ANTE] + (1 if hand_size[s] < longest else 0)
@@ -241,15 +269,17 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
     chips, penalties, fee, multi = rules[CHIPS], rules[PENALTIES], rules[PASS_FEE], rules[MULTI_PLAY]
     rank, last, previous_played = public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED]
     to_act, pot, turns = public[TO_ACT], public[POT], public[TURNS]
+    leader, leader_cards = public[SET_LEADER], public[LEADER_CARDS]
     while public[WINNER] < 0:
         seat = to_act
         if rank == NO_RANK:  # a lead: the choice given, or the only legal one, or stop for a real choice
-            if lead >= 0:
-                rank, lead = lead, -1
+            if lead >= 0:  # a real choice (play stopped for it): what it shows joins the lead record
+                rank, lead, leader = lead, -1, seat
             else:
-                rank = only_lead(holding, played, seat, rules)
+                rank, leader = only_lead(holding, played, seat, rules), -1
                 if rank < 0:
                     break
+            leader_cards = 0
         else:  # a follow: whoever does not hold the rank passes (paying any fee), the next holder plays
             while holding[seat, rank] == 0:
                 if chips and fee == FEE_TO_POT:
@@ -270,6 +300,13 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
         played[rank] += count
         last, previous_played = seat, 1
         turns += 1
+        if seat == leader:
+            leader_cards += count
+        if played[rank] == CARDS_PER_RANK and leader >= 0:  # the leader has shown all it held of the rank
+            public[LEADS + leader] += 1
+            public[COPIES_LED + leader] += leader_cards
+            public[FEWEST_LED + leader] = min(public[FEWEST_LED + leader], leader_cards)
+            leader = -1
         if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
             public[WINNER] = seat
             if chips:  # the winner takes the pot, and per card left in every other hand (§3.13)
@@ -290,6 +327,7 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
             to_act = (seat + 1) % n
     public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = rank, last, previous_played
     public[TO_ACT], public[POT], public[TURNS] = to_act, pot, turns
+    public[SET_LEADER], public[LEADER_CARDS] = leader, leader_cards
 
 
 @jit
@@ -339,7 +377,7 @@ def observe(holding, hand_size, played, public, deal_score, seat, template, rule
     """Fill ``obs`` (the layout of :mod:`snipsnap_env.observation`) and ``mask`` for ``seat`` (one deal)."""
     n = holding.shape[0]
     hand_at, played_at, unseen_at, open_at, is_lead_at, set_at, penalise_at = _OBS_AT[:7]
-    last_at, to_act_at, size_at, score_at, pot_at = _OBS_AT[7:]
+    last_at, to_act_at, size_at, score_at, pot_at, leads_at, copies_at, fewest_at = _OBS_AT[7:]
     obs[:] = template
     mask[:] = 0
     rank, to_act, over = public[OPEN_RANK], public[TO_ACT], public[WINNER] >= 0
@@ -359,6 +397,11 @@ def observe(holding, hand_size, played, public, deal_score, seat, template, rule
         other = (seat + i) % n
         obs[size_at + i] = hand_size[other] * _SCALE[size_at]
         obs[score_at + i] = deal_score[other] * _SCALE[score_at]
+        leads = public[LEADS + other]
+        if leads:
+            obs[leads_at + i] = leads * _SCALE[leads_at]
+            obs[copies_at + i] = public[COPIES_LED + other] / leads * _SCALE[copies_at]
+            obs[fewest_at + i] = public[FEWEST_LED + other] * _SCALE[fewest_at]
     obs[pot_at] = public[POT] * _SCALE[pot_at]
     if over:
         return

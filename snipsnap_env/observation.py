@@ -19,11 +19,16 @@ index  name              size  meaning (scale)
 71     hand_size         8     cards in each relative seat's hand (/18, the largest possible hand)
 79     score             8     each relative seat's chips won or lost this match (/52); deal points with chips off
 87     seat_present      8     1 for the relative seats the table has
-95     pot               1     chips in the pot (/52)
-96     num_players       6     one-hot N, for N = 3..8
-102    rules             9     chips, penalties, settle_per_card, pass_fee to_pot, pass_fee to_previous,
+95     leads             8     sets each relative seat chose to lead (a lead with more than one legal
+                               rank) and that have closed, this deal (/13)
+103    copies_led        8     the cards it played in those sets — the copies it held when it chose —
+                               per set (/4; 0 before any)
+111    fewest_led        8     the fewest it played in one of those sets (/4; 0 before any)
+119    pot               1     chips in the pot (/52)
+120    num_players       6     one-hot N, for N = 3..8
+126    rules             9     chips, penalties, settle_per_card, pass_fee to_pot, pass_fee to_previous,
                                ante, multi_play, calls coventry, opening six
-111    deals_left        1     deals still to play in the match, this one included (/num_deals)
+135    deals_left        1     deals still to play in the match, this one included (/num_deals)
 =====  ================  ====  =======================================================================
 
 Worked example: seat 2 of a 6-player table that holds two sevens sees ``obs[6] == 0.5``; if seat 4 leads
@@ -70,6 +75,9 @@ _FIELDS = (
     ("hand_size", MAX_PLAYERS, 1 / MAX_HAND, False),
     ("score", MAX_PLAYERS, 1 / CHIP_SCALE, True),
     ("seat_present", MAX_PLAYERS, 1.0, False),
+    ("leads", MAX_PLAYERS, 1 / NUM_RANKS, False),
+    ("copies_led", MAX_PLAYERS, 1 / CARDS_PER_RANK, False),
+    ("fewest_led", MAX_PLAYERS, 1 / CARDS_PER_RANK, False),
     ("pot", 1, 1 / CHIP_SCALE, True),
     ("num_players", MAX_PLAYERS - MIN_PLAYERS + 1, 1.0, False),
     ("rules", len(RULE_FEATURES), 1.0, False),
@@ -81,7 +89,7 @@ _offset = 0
 for _name, _size, _, _ in _FIELDS:
     SLICES[_name] = slice(_offset, _offset + _size)
     _offset += _size
-OBS_DIM = _offset  #: 112
+OBS_DIM = _offset  #: 136
 
 #: The layout a model trained on these observations depends on: saved with every model file.
 LAYOUT: tuple[tuple[str, int], ...] = tuple((name, size) for name, size, _, _ in _FIELDS) + tuple(
@@ -154,6 +162,12 @@ def encode(match, seat: int) -> np.ndarray:
     in_seat_order = _IN_SEAT_ORDER[n][seat]  # the values of the relative slots, from the absolute seats
     raw[_HAND_SIZE : _HAND_SIZE + n] = in_seat_order(deal.hand_size)
     raw[_SCORE : _SCORE + n] = [value - start for value in in_seat_order(match.score)]
+    for i, other in enumerate(in_seat_order(range(n))):
+        leads = deal.leads[other]
+        if leads:
+            raw[_LEADS + i] = leads
+            raw[_COPIES_LED + i] = deal.copies_led[other] / leads
+            raw[_FEWEST_LED + i] = deal.fewest_led[other]
     raw[_POT] = deal.pot
     raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
     obs = np.array(raw, dtype=np.float32)
@@ -191,3 +205,4 @@ _OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = (
 )
 _LAST_PLAYER, _TO_ACT, _HAND_SIZE, _SCORE = _at("last_player"), _at("to_act"), _at("hand_size"), _at("score")
 _SEAT_PRESENT, _POT, _NUM_PLAYERS, _DEALS_LEFT = _at("seat_present"), _at("pot"), _at("num_players"), _at("deals_left")
+_LEADS, _COPIES_LED, _FEWEST_LED = _at("leads"), _at("copies_led"), _at("fewest_led")

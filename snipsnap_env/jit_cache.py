@@ -1,0 +1,35 @@
+"""Keeps numba's on-disk cache honest across files.
+
+numba checks a cached function against the file it is defined in only, not against the constants it froze
+in from other modules (the observation layout, the rules' codes) nor the kernel functions it calls from
+another file: after a ``git pull`` or an edit of those, cached machine code would run stale — silently
+wrong results. So every module with cached compiled functions calls :func:`drop_if_sources_changed` on
+import: its cache entries are deleted when the sources the kernel is built from differ from those they
+were compiled against, and numba compiles them afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+SOURCES = tuple(
+    Path(__file__).with_name(name) for name in ("cards.py", "rules.py", "engine.py", "observation.py", "kernel.py")
+)
+
+
+def drop_if_sources_changed(module_file: str) -> None:
+    """Delete ``module_file``'s numba cache entries if the kernel's sources changed since they were written."""
+    module = Path(module_file)
+    cache = module.parent / "__pycache__"
+    stamp = cache / f"{module.stem}.sources-sha256"
+    digest = hashlib.sha256(b"".join(source.read_bytes() for source in SOURCES)).hexdigest()
+    try:
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for entry in [*cache.glob(f"{module.stem}.*.nbi"), *cache.glob(f"{module.stem}.*.nbc")]:
+            entry.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: numba cannot cache there either
+        pass
