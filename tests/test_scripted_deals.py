@@ -323,3 +323,37 @@ def test_opening_six_only_a_six_opens_and_only_once():
     while free.played[SIX] < 4:  # seat 1 plays all four 6s, the others pass each lap
         free.apply(free.legal_actions()[0])
     assert free.is_lead and free.to_act == 1 and free.legal_actions() == [TWO]  # later leads are free (one rank left)
+
+
+def test_the_lead_record_shows_the_copies_a_chosen_lead_held_once_its_set_closes():
+    import numpy as np
+
+    from snipsnap_env.engine import Match
+    from snipsnap_env.observation import SLICES, encode
+
+    match = Match(make_rules(), 3)
+    match.start(np.random.default_rng(0), hands=build_hands(3, IN_A_ROW, rest=2), dealer=2)
+    deal = match.deal
+    match.apply(A)  # seat 0 chooses the aces (it could lead a two): it holds AC AS
+    assert (deal.set_leader, deal.leads) == (0, [0, 0, 0])  # open: the record waits for the set to close
+    for action in IN_A_ROW_ACTIONS[1:4]:
+        match.apply(action)
+    assert (deal.leads, deal.copies_led, deal.fewest_led) == ([1, 0, 0], [2, 0, 0], [2, None, None])
+    obs = encode(match, 1)  # seat 0 is seat 1's relative slot 2
+    assert obs[SLICES["leads"]][2] == np.float32(1 / 13)
+    assert (obs[SLICES["copies_led"]][2], obs[SLICES["fewest_led"]][2]) == (0.5, 0.5)
+    assert not obs[SLICES["leads"]][:2].any()
+    match.apply(TWO)  # its only card left: a forced lead shows nothing of a choice
+    assert deal.set_leader is None
+
+
+def test_a_forced_lead_and_a_set_closed_by_others_count_as_what_they_are():
+    deal = Deal(make_rules(), build_hands(3, LAPS, rest=2), dealer=2, chips=[100] * 3)
+    for action in LAPS_ACTIONS[:9]:  # seat 0 chose the ace holding one; seat 2 played the other three
+        deal.apply(action)
+    assert (deal.leads, deal.copies_led, deal.fewest_led) == ([1, 0, 0], [1, 0, 0], [1, None, None])
+    opening = Deal(
+        make_rules("earl_of_coventry"), build_hands(3, {0: "6C AC AD", 1: "2C"}, rest=2), dealer=2, chips=[0] * 3
+    )
+    opening.apply(SIX)  # the opening six is forced: no choice, no record
+    assert opening.set_leader is None

@@ -54,6 +54,24 @@ def test_pimc_told_the_seated_opponents_rolls_them_out_as_that_model():
         PIMC(samples=16).scores(obs, mask, opponents=np.full((32, 7), 99))
 
 
+def test_worlds_respect_what_most_copies_opponents_showed():
+    from agents.pimc import _respect_caps, _sample_world
+    from snipsnap_env.kernel import seed_streams
+
+    own = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0])  # six singletons; 46 cards unseen
+    played = np.zeros(13, np.int64)
+    sizes = np.array([6, 12, 17, 17])
+    caps = np.array([4, 1, 2, 4])  # seat 1 led a singleton as most_copies: no pairs; seat 2: no triples
+    rng = seed_streams(5, 1)
+    for _ in range(200):
+        world = np.empty((4, 13), np.int8)
+        _sample_world(own, played, sizes, rng, world)
+        assert _respect_caps(world, caps, rng, 16 * 52)
+        assert (world.max(axis=1) <= caps).all()
+        assert (world.sum(axis=1) == sizes).all() and (world.sum(axis=0) == 4).all()  # every card, once
+        assert (world[0] == own).all()
+
+
 def test_pimc_leads_the_four_of_a_kind_that_takes_it_out():
     """Seat 0 holds four aces and a king: leading the aces keeps the lead and goes out next; the king does not."""
     hands = hands_from_names(3, {0: "AC AD AH AS KC", 1: "2C"}, rest=2)
