@@ -44,10 +44,22 @@ def check_options(options, known: tuple[str, ...]) -> dict:
     return options
 
 
+def check_viewer(viewer, num_players: int) -> int | None:
+    """None, or the seat whose hand the pictures show face up."""
+    if viewer is not None and (type(viewer) is not int or not 0 <= viewer < num_players):
+        raise ValueError(f"viewer got {viewer!r}; allowed: None or a seat from 0 to {num_players - 1}")
+    return viewer
+
+
 class raw_env(AECEnv, EzPickle):
     """Snip Snap Snorem for 3–8 players; ``raw_env`` raises :class:`IllegalActionError` on an illegal move."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "snipsnap_v0", "is_parallelizable": False}
+    metadata = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 2,
+        "name": "snipsnap_v0",
+        "is_parallelizable": False,
+    }
 
     def __init__(
         self,
@@ -56,14 +68,16 @@ class raw_env(AECEnv, EzPickle):
         num_deals: int = 1,
         render_mode: str | None = None,
         auto_forced: bool = False,
+        viewer: int | None = None,
     ):
-        EzPickle.__init__(self, num_players, rules, num_deals, render_mode, auto_forced)
+        EzPickle.__init__(self, num_players, rules, num_deals, render_mode, auto_forced, viewer)
         super().__init__()
         self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi'")
+            raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi', 'rgb_array'")
         self.render_mode = render_mode
+        self.viewer = check_viewer(viewer, self.num_players)
         if not isinstance(auto_forced, bool):
             raise ValueError(f"auto_forced got {auto_forced!r}; allowed: True or False")
         self.auto_forced = auto_forced
@@ -194,9 +208,13 @@ class raw_env(AECEnv, EzPickle):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            warnings.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'")
+            warnings.warn("render() was called without a render_mode; pass 'ansi', 'human' or 'rgb_array'")
             return None
-        text = table_text(self._match, self._last_events)
+        if self.render_mode == "rgb_array":
+            from .picture import table_image  # Pillow is imported only by those who draw
+
+            return table_image(self._match, self.viewer, self._last_events)
+        text = table_text(self._match, self._last_events, viewer=self.viewer)
         if self.render_mode == "ansi":
             return text
         print(text + "\n")

@@ -11,6 +11,19 @@ from .engine import Match
 from .events import Event, EventKind
 
 
+def open_set_events(deal) -> list[Event]:
+    """The lead and plays of the open set, in order (none when no set is open)."""
+    if deal.over or deal.is_lead:
+        return []
+    cards = []
+    for event in reversed(deal.events):
+        if event.kind in (EventKind.LEAD, EventKind.PLAY) and rank_of(event.card) == deal.open_rank:
+            cards.append(event)
+            if event.kind is EventKind.LEAD:
+                break
+    return cards[::-1]
+
+
 def open_set_text(match: Match) -> str:
     """The open set's cards and calls, or who leads next."""
     deal = match.deal
@@ -18,14 +31,11 @@ def open_set_text(match: Match) -> str:
         return f"Deal over: player_{deal.winner} went out."
     if deal.is_lead:
         return f"No set open: player_{deal.to_act} leads."
-    cards = []
-    for event in reversed(deal.events):
-        if event.kind in (EventKind.LEAD, EventKind.PLAY) and rank_of(event.card) == deal.open_rank:
-            cards.append(f"{card_name(event.card)} by player_{event.seat}" + (f" ({event.call})" if event.call else ""))
-            if event.kind is EventKind.LEAD:
-                break
+    cards = [
+        f"{card_name(e.card)} by player_{e.seat}" + (f" ({e.call})" if e.call else "") for e in open_set_events(deal)
+    ]
     rank = RANK_NAMES[deal.open_rank]
-    return f"Open set of {rank}s, {deal.played[deal.open_rank]} of 4 played: " + ", ".join(reversed(cards))
+    return f"Open set of {rank}s, {deal.played[deal.open_rank]} of 4 played: " + ", ".join(cards)
 
 
 def table_text(match: Match, last_events: list[Event] = (), viewer: int | None = None) -> str:

@@ -40,7 +40,7 @@ class SingleSeatEnv(gymnasium.Env):
     ``learner_seat``: a seat, or None for a random seat each episode.
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -60,7 +60,7 @@ class SingleSeatEnv(gymnasium.Env):
                 "opponents must be None or a non-empty sequence of policies (callables on an observation dict)"
             )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'ansi', 'human'")
+            raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'ansi', 'human', 'rgb_array'")
         self.opponents = list(opponents) if opponents is not None else None
         self.fixed_seat = learner_seat
         self.render_mode = render_mode
@@ -154,6 +154,10 @@ class SingleSeatEnv(gymnasium.Env):
 
     def render(self):
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() was called without a render_mode; pass 'ansi', 'human' or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":  # the learner's view: its own hand face up
+            from .picture import table_image
+
+            return table_image(self.match, viewer=self.learner_seat)
         return table_text(self.match)

@@ -44,7 +44,10 @@ def test_seed(preset, num_players):
 def test_render(preset, num_players, capsys):
     render_test(
         functools.partial(snipsnap_env.env, num_players=num_players, rules=preset),
-        custom_tests={"ansi": lambda text: "Snip Snap Snorem" in text and "player_0" in text},
+        custom_tests={
+            "ansi": lambda text: "Snip Snap Snorem" in text and "player_0" in text,
+            "rgb_array": lambda image: image.shape == (660, 960, 3) and image.std() > 0,
+        },
     )
     assert "Snip Snap Snorem" in capsys.readouterr().out  # human mode printed the table
 

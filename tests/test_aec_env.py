@@ -164,7 +164,9 @@ def test_observation_is_relative_to_the_observer():
         ({"rules": "snap"}, "unknown rules preset 'snap'; known presets: scarne"),
         ({"rules": 3}, "rules must be a preset name or a Rules value"),
         ({"num_deals": 0}, "num_deals got 0"),
-        ({"render_mode": "rgb_array"}, "render_mode got 'rgb_array'"),
+        ({"render_mode": "rgb"}, "render_mode got 'rgb'; allowed: None, 'human', 'ansi', 'rgb_array'"),
+        ({"viewer": 6}, "viewer got 6; allowed: None or a seat from 0 to 5"),
+        ({"viewer": True}, "viewer got True"),
     ],
 )
 def test_bad_construction_is_a_clear_error(kwargs, words):
