@@ -1,22 +1,46 @@
-"""Play Snip Snap Snorem in the terminal against the shipped agents, or watch them play.
+"""Play Snip Snap Snorem in the terminal against the shipped agents, or watch them play; record a deal.
 
     python -m train.play --seat 0 --players 4 --opponents most_copies ppo   # you hold seat 0
     python -m train.play --players 6 --rules parlett                       # watch a deal
+    python -m train.play --players 4 --opponents pimc ppo --record deal.gif  # watch it and record it
 
 Only leads are choices (every follow is forced and played for you); type the rank to lead (A, 2..10, J,
-Q, K). The table is printed after every turn.
+Q, K). The terminal shows what happened since the last lead, in colour, and the table before each lead.
+``--record`` writes every turn as a picture of the table (the env's ``rgb_array``) to a GIF, or to an MP4
+where ``imageio`` with ffmpeg is installed.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
 
 import agents
 import snipsnap_env
-from snipsnap_env.cards import RANK_NAMES
-from snipsnap_env.render import table_text
+from snipsnap_env.cards import RANK_NAMES, card_name, rank_of
+from snipsnap_env.events import Event, EventKind
+from snipsnap_env.picture import table_image
+from snipsnap_env.render import open_set_text
 
 from .cli import add_flag, add_table_flags, new_parser
+
+STYLES = {
+    EventKind.DEAL: "bold",
+    EventKind.LEAD: "bold cyan",
+    EventKind.PLAY: "default",
+    EventKind.PASS: "dim",
+    EventKind.ANTE: "magenta",
+    EventKind.PASS_FEE: "magenta",
+    EventKind.PENALTY: "red",
+    EventKind.OUT: "bold green",
+    EventKind.POT: "green",
+    EventKind.SETTLE: "green",
+}
+FRAME_MS = 600  # per turn in a recording; the last frame stays 4 s
 
 
 def ask_lead(mask, prompt=input) -> int:
@@ -32,28 +56,111 @@ def ask_lead(mask, prompt=input) -> int:
         print(f"{answer!r} is not a rank you can lead; choose one of {' '.join(legal)}")
 
 
-def play(players: int, rules: str, opponents: list[str], seat: int | None, seed: int, prompt=input) -> dict:
+def event_line(event: Event) -> str:
+    """One event as rich markup: leads bold, calls in yellow, penalties red, the winner green."""
+    text = escape(str(event))
+    if event.call:
+        text = text.replace(escape(event.call), f"[yellow]{escape(event.call)}[/]")
+    return f"[{STYLES[event.kind]}]{text}[/]"
+
+
+def table_summary(match, viewer: int | None) -> str:
+    """The table before a lead, as rich markup: the open set, every seat's cards and chips, the pot, a hand."""
+    deal = match.deal
+    unit = "chips" if match.rules.chips else "points"
+    seats = []
+    for seat in range(match.num_players):
+        name = f"player_{seat}" + (" (you)" if seat == viewer else "") + (" D" if seat == deal.dealer else "")
+        style = "bold yellow" if seat == deal.to_act and not deal.over else "default"
+        cards = f"{deal.hand_size[seat]} card" + ("" if deal.hand_size[seat] == 1 else "s")
+        seats.append(f"[{style}]{name}: {cards}, {match.score[seat]:g} {unit}[/]")
+    lines = [escape(open_set_text(match)), "  ·  ".join(seats)]
+    if match.rules.chips:
+        lines.append(f"pot: {deal.pot}")
+    if viewer is not None and not deal.over:
+        hand = sorted(deal.hand(viewer), key=lambda c: (rank_of(c), c))
+        lines.append("your hand: [bold]" + " ".join(card_name(c) for c in hand) + "[/]")
+    return "\n".join(lines)
+
+
+class Recorder:
+    """Frames of a deal, saved as a GIF (Pillow) or an MP4 (imageio with ffmpeg)."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+        if self.path.suffix.lower() not in (".gif", ".mp4"):
+            raise ValueError(f"--record {path}: write a .gif or an .mp4 file")
+        if self.path.suffix.lower() == ".mp4":
+            try:
+                import imageio.v3  # noqa: F401
+                import imageio_ffmpeg  # noqa: F401
+            except ImportError:
+                raise ValueError("--record *.mp4 needs imageio with ffmpeg: pip install 'imageio[ffmpeg]'") from None
+        if not self.path.parent.is_dir():
+            raise ValueError(f"--record {path}: folder {self.path.parent} does not exist")
+        self.frames: list[np.ndarray] = []
+
+    def add(self, frame: np.ndarray) -> None:
+        self.frames.append(frame)
+
+    def save(self) -> Path:
+        if self.path.suffix.lower() == ".mp4":
+            import imageio.v3 as iio
+
+            iio.imwrite(self.path, np.stack(self.frames), fps=1000 / FRAME_MS, codec="libx264")
+            return self.path
+        from PIL import Image
+
+        images = [Image.fromarray(frame) for frame in self.frames]
+        durations = [FRAME_MS] * (len(images) - 1) + [4000]
+        images[0].save(self.path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
+        return self.path
+
+
+def play(
+    players: int,
+    rules: str,
+    opponents: list[str],
+    seat: int | None,
+    seed: int,
+    prompt=input,
+    record: str | None = None,
+    console: Console | None = None,
+) -> dict:
     """Play (or watch) one deal; return the chips."""
-    env = snipsnap_env.env(num_players=players, rules=rules, render_mode="ansi", auto_forced=seat is not None)
+    console = console or Console(highlight=False)
+    recorder = Recorder(record) if record else None
+    env = snipsnap_env.env(num_players=players, rules=rules, auto_forced=seat is not None, viewer=seat)
     env.reset(seed=seed)
-    match = env.unwrapped.match
-
-    def show() -> None:  # a person at the table sees only their own hand
-        print(env.render() if seat is None else table_text(match, env.unwrapped.last_events, viewer=seat))
-
+    raw = env.unwrapped
+    match = raw.match
     policies = {agent: agents.make(opponents[i % len(opponents)], seed=seed + i) for i, agent in enumerate(env.agents)}
-    show()
+
+    def after_turn(events) -> None:
+        for event in events:
+            console.print(event_line(event))
+        if recorder is not None:
+            recorder.add(table_image(match, seat, events))
+
+    after_turn(match.deal.events)
     for agent in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             env.step(None)
             continue
+        if match.deal.is_lead:  # the table, once per set: what a player looks at before leading
+            console.print()
+            console.print(table_summary(match, seat))
         if seat is not None and agent == f"player_{seat}":
-            env.step(ask_lead(obs["action_mask"], prompt))
+            action = ask_lead(obs["action_mask"], prompt)
         else:
-            env.step(policies[agent](obs))
-        print()
-        show()
+            action = policies[agent](obs)
+        env.step(action)
+        after_turn(raw.last_events)
+    console.print()
+    console.print(table_summary(match, seat))
+    if recorder is not None:
+        console.print(f"recorded {len(recorder.frames)} frames to {recorder.save()}")
     return match.chips
 
 
@@ -63,6 +170,7 @@ def parser() -> argparse.ArgumentParser:
     add_table_flags(job, players=4)
     add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
     job.add_argument("--seat", type=int, default=None, help="your seat; leave out to watch the agents")
+    job.add_argument("--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg])")
     return job
 
 
@@ -72,8 +180,8 @@ def main(argv=None) -> dict:
     if args.seat is not None and not 0 <= args.seat < args.players:
         job.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
     try:
-        return play(args.players, args.rules, args.opponents, args.seat, args.seed)
-    except ValueError as error:  # unknown agent names, table sizes
+        return play(args.players, args.rules, args.opponents, args.seat, args.seed, record=args.record)
+    except ValueError as error:  # unknown agent names, table sizes, a bad --record file
         job.error(str(error))
 
 
