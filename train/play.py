@@ -111,7 +111,9 @@ class Recorder:
             return self.path
         from PIL import Image
 
-        images = [Image.fromarray(frame) for frame in self.frames]
+        # one small palette for every frame (the table has few colours): a GIF a fraction of the size
+        palette = Image.fromarray(np.concatenate(self.frames[:: max(len(self.frames) // 8, 1)])).quantize(64)
+        images = [Image.fromarray(frame).quantize(palette=palette, dither=Image.Dither.NONE) for frame in self.frames]
         durations = [FRAME_MS] * (len(images) - 1) + [4000]
         images[0].save(self.path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
         return self.path

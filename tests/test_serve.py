@@ -1,0 +1,94 @@
+"""The browser table's server: games follow the engine, each browser's game is its own, and every bad
+request gets a clear 4xx in JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("flask")
+
+from train.serve import create_app  # noqa: E402
+
+
+@pytest.fixture
+def client():
+    return create_app().test_client()
+
+
+def new_game(client, **settings):
+    response = client.post("/api/games", json={"players": 3, "opponents": ["random"], "seed": 1, **settings})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def test_a_game_runs_to_its_end_through_the_person_s_leads(client):
+    state = new_game(client)
+    game_id, steps = state["id"], list(state["steps"])
+    while state["legal"]:
+        assert state["table"]["headline"] == "your lead"
+        state = client.post(f"/api/games/{game_id}/lead", json={"rank": state["legal"][-1]}).get_json()
+        steps += state["steps"]
+    assert state["table"]["over"] and not state["legal"]
+    replay = client.get(f"/api/games/{game_id}/replay").get_json()
+    assert replay["steps"] == steps  # the whole deal, step by step, as it was shown
+    events = [event["text"] for step in steps for event in step["events"]]
+    assert events[0].endswith("deals") and "wins the deal" in " ".join(events)
+    assert sum(state["table"]["scores"]) == 300
+
+
+def test_each_browser_has_its_own_game(client):
+    first, second = new_game(client, seed=1), new_game(client, seed=2)
+    assert first["id"] != second["id"]
+    client.post(f"/api/games/{first['id']}/lead", json={"rank": first["legal"][0]})
+    assert client.get(f"/api/games/{second['id']}").get_json()["table"] == second["table"]
+
+
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        ("not json", 400, "the request body is not JSON"),
+        ([1, 2], 400, "must be a JSON object"),
+        ({"players": 9}, 400, "players got 9; allowed: a whole number from 3 to 8"),
+        ({"players": True}, 400, "players got True"),
+        ({"rules": "snap"}, 400, "rules got 'snap'"),
+        ({"opponents": "random"}, 400, "opponents got 'random'"),
+        ({"opponents": ["god"]}, 400, "opponents got ['god']"),
+        ({"opponents": []}, 400, "opponents got []"),
+        ({"seat": 4, "players": 4}, 400, "seat got 4; allowed: a seat from 0 to 3"),
+        ({"seed": -1}, 400, "seed got -1"),
+        ({"colour": "red"}, 400, "unknown settings ['colour']"),
+    ],
+)
+def test_bad_new_game_requests_are_refused_in_words(client, body, status, words):
+    response = client.post("/api/games", data=body) if isinstance(body, str) else client.post("/api/games", json=body)
+    assert response.status_code == status
+    assert words in response.get_json()["error"]
+
+
+def test_bad_leads_and_unknown_games_are_refused_in_words(client):
+    state = new_game(client)
+    game_id, legal = state["id"], state["legal"]
+    illegal = next(
+        rank for rank in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K") if rank not in legal
+    )
+    cases = [
+        (f"/api/games/{game_id}/lead", {"rank": illegal}, 422, f"'{illegal}' is not a rank you can lead"),
+        (f"/api/games/{game_id}/lead", {"rank": "Z"}, 400, "rank got 'Z'"),
+        (f"/api/games/{game_id}/lead", {"rank": 7}, 400, 'the body must be a JSON object {"rank"'),
+        (f"/api/games/{game_id}/lead", {}, 400, 'the body must be a JSON object {"rank"'),
+        ("/api/games/0123abcd/lead", {"rank": "A"}, 404, "no game '0123abcd'"),
+    ]
+    for path, body, status, words in cases:
+        response = client.post(path, json=body)
+        assert (response.status_code, words in response.get_json()["error"]) == (status, True), path
+    while state["legal"]:
+        state = client.post(f"/api/games/{game_id}/lead", json={"rank": state["legal"][0]}).get_json()
+    response = client.post(f"/api/games/{game_id}/lead", json={"rank": "A"})
+    assert response.status_code == 409 and "it is not your lead" in response.get_json()["error"]
+    assert client.get("/api/nothing").status_code == 404 and "error" in client.get("/api/nothing").get_json()
+    assert client.delete("/api/games").status_code == 405
+
+
+def test_the_page_is_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and b"<title>Snip Snap Snorem</title>" in page.data
