@@ -10,7 +10,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-JOBS = ["main", "train_ppo", "evaluate", "ladder", "mixed", "behaviour", "play", "bench_aec", "bench_batch"]
+JOBS = [
+    "main",
+    "train_ppo",
+    "evaluate",
+    "ladder",
+    "matrix",
+    "mixed",
+    "behaviour",
+    "play",
+    "serve",
+    "bench_aec",
+    "bench_batch",
+]
 SHARED = {"--players", "--rules", "--opponents", "--seed", "--deals", "--out", "--runs"}
 RETIRED = {"--num-players", "--out-dir", "--results", "--eval-deals-final", "--backend"}
 
@@ -54,6 +66,7 @@ def test_one_flag_name_per_idea():
     assert {"--players", "--rules", "--seed", "--opponents", "--runs"} <= flags_of("train_ppo")
     assert {"--players", "--rules", "--seed", "--opponents", "--deals", "--out"} <= flags_of("evaluate")
     assert SHARED <= flags_of("main")
+    assert {"--players", "--rules", "--seed", "--opponents", "--deals", "--out", "--runs"} <= flags_of("matrix")
 
 
 @pytest.mark.parametrize(

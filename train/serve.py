@@ -20,9 +20,6 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from flask import Flask, jsonify, request
-from werkzeug.exceptions import HTTPException
-
 import agents
 import snipsnap_env
 from snipsnap_env.cards import RANK_NAMES, card_name, rank_of
@@ -179,7 +176,11 @@ def new_game_settings(body) -> dict:
     return {"players": players, "rules": rules, "opponents": opponents, "seat": seat, "seed": seed}
 
 
-def create_app() -> Flask:
+def create_app():
+    """The Flask app (Flask comes with the ``web`` extra; only the server needs it)."""
+    from flask import Flask, jsonify, request
+    from werkzeug.exceptions import HTTPException
+
     app = Flask(__name__)
     games: OrderedDict[str, TableGame] = OrderedDict()
     lock = threading.Lock()
