@@ -153,3 +153,22 @@ def test_a_run_interrupted_during_distillation_leaves_no_checkpoint_to_resume(tm
     assert "interrupted during distillation" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError, match="no readable checkpoint"):
         train_ppo.main(argv + ["--resume"])
+
+
+@pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGKILL])
+def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path, signal_):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    steps = 6144
+    train_ppo.main(run_args(tmp_path / "whole", steps))
+    process = start_training(tmp_path / "cut", steps)
+    wait_for_checkpoints(tmp_path / "cut" / "r", 3, process)
+    process.send_signal(signal_)
+    output = process.communicate(timeout=60)[0]
+    assert "trained" not in output, "the run ended before it was killed: make it longer"
+    train_ppo.main(run_args(tmp_path / "cut", steps, "--resume"))
+    whole = MaskablePPO.load(tmp_path / "whole" / "r" / "final_model.zip").policy.state_dict()
+    resumed = MaskablePPO.load(tmp_path / "cut" / "r" / "final_model.zip").policy.state_dict()
+    assert whole.keys() == resumed.keys()
+    assert all(torch.equal(whole[name], resumed[name]) for name in whole), "the resumed run went another way"

@@ -31,6 +31,7 @@ import agents
 from agents.ppo import save_model
 from snipsnap_env.rules import PRESETS, check_num_players
 
+from . import resume_point
 from .cli import add_dataclass_flags, arg, from_namespace, new_parser
 from .evaluate import PairedDeals, play_paired
 from .run_folder import RunFolder, checkpoints, load_newest_readable, write_atomically
@@ -171,7 +172,7 @@ def vecnormalize_path(checkpoint: Path) -> Path:
     return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
 
 
-def make_callbacks(args: Args, run_dir: Path):
+def make_callbacks(args: Args, run_dir: Path, run_state: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
     class PairedEvaluation(BaseCallback):
@@ -217,29 +218,35 @@ def make_callbacks(args: Args, run_dir: Path):
             self.evaluate()
 
     class AtomicCheckpoints(BaseCallback):
-        """Every ``checkpoint_every`` steps, a checkpoint written atomically (see :func:`save_checkpoint`)."""
+        """Where a rollout starts: a resume point (kept for an interruption), and every ``checkpoint_every``
+        steps a checkpoint with it, written atomically (see :func:`save_checkpoint`)."""
 
         def __init__(self):
             super().__init__()
             self.next_save = args.checkpoint_every
 
-        def _on_step(self) -> bool:
+        def _on_rollout_start(self) -> None:
+            run_state["point"] = resume_point.capture(self.model)
             if self.num_timesteps >= self.next_save:
                 self.next_save = self.num_timesteps + args.checkpoint_every
-                save_checkpoint(self.model, run_dir)
+                save_checkpoint(self.model, run_dir, run_state["point"])
+
+        def _on_step(self) -> bool:
             return True
 
     return [AtomicCheckpoints(), PairedEvaluation()]
 
 
-def save_checkpoint(model, run_dir: Path) -> Path:
-    """``checkpoints/ppo_<steps>_steps.zip`` and its reward-normalisation stats, each written to a temporary
-    file and renamed; the stats first, so a checkpoint that exists has its stats."""
+def save_checkpoint(model, run_dir: Path, point=None) -> Path:
+    """``checkpoints/ppo_<steps>_steps.zip``, its reward-normalisation stats and its resume point, each
+    written to a temporary file and renamed; the zip last, so a checkpoint that exists has the others."""
     path = run_dir / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
     path.parent.mkdir(parents=True, exist_ok=True)
     env = model.get_env()
     if env is not None and hasattr(env, "save"):
         write_atomically(vecnormalize_path(path), lambda p: env.save(str(p)))
+    if point is not None:
+        resume_point.save(point, path, write_atomically)
     write_atomically(path, lambda p: model.save(p))
     return path
 
@@ -317,7 +324,11 @@ def _train(args: Args, run_dir: Path) -> Path:
                 f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
             )
         env = model.get_env()
-        env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))  # new deals, not the first ones again
+        point = resume_point.load(checkpoint)
+        if point is not None and point.env is not None:  # exactly where the run was
+            resume_point.restore(model, point)
+        else:  # an older checkpoint: new deals, not the first ones again
+            env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))
         print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     else:
         model = new_model(args, env)
@@ -327,6 +338,7 @@ def _train(args: Args, run_dir: Path) -> Path:
         )
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    run_state: dict = {}  # the latest resume point, taken where each rollout starts
     started = time.perf_counter()
     distilling = checkpoint is None and bool(args.teacher)
     try:
@@ -337,13 +349,15 @@ def _train(args: Args, run_dir: Path) -> Path:
             report = distill(model, args)
             write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
             save_model(model, run_dir / "distilled_model.zip", trained_on(args))
-            save_checkpoint(model, run_dir)  # step 0: a resume after this point keeps the distillation
+            # step 0: a resume after this point keeps the distillation
+            save_checkpoint(model, run_dir, resume_point.capture(model))
             distilling = False
+        run_state["point"] = resume_point.capture(model)
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
             model.learn(
                 remaining,
-                callback=make_callbacks(args, run_dir),
+                callback=make_callbacks(args, run_dir, run_state),
                 progress_bar=args.progress,
                 reset_num_timesteps=checkpoint is None,
             )
@@ -351,7 +365,9 @@ def _train(args: Args, run_dir: Path) -> Path:
         if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
             print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
             raise
-        path = save_checkpoint(model, run_dir)
+        if run_state.get("point") is not None:  # back to where the current rollout started: nothing half-done
+            resume_point.restore(model, run_state["point"])
+        path = save_checkpoint(model, run_dir, run_state.get("point"))
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
     finally:
