@@ -164,9 +164,10 @@ def distill(model, args, log=print) -> dict:
     from .train_ppo import LivePolicy
 
     teacher = teacher_from_spec(args.teacher, args.seed)
-    pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.opponents)]
+    pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]
     # the teacher models each opponent as the policy seated there when the kernel can play them all
-    seated_codes = policy_codes(args.opponents) if set(args.opponents) <= set(POLICIES) else None
+    seated = set(args.teacher_opponents) <= set(POLICIES)
+    seated_codes = policy_codes(args.teacher_opponents) if seated else None
     sizes = list(args.teacher_players)
     per_table = max(args.teacher_positions // (len(sizes) * (1 + args.teacher_rounds)), 1)
     data_obs, data_mask, data_values, report = [], [], [], {"rounds": []}

@@ -112,6 +112,7 @@ def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
         num_players=cell.players,
         rules=cell.rules,
         opponents=tuple(cell.pool),
+        teacher_opponents=tuple(cell.pool),
         seed=settings.seed,
         teacher_players=(cell.players,),
         teacher_positions=settings.train_positions,

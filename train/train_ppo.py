@@ -60,6 +60,10 @@ class Args:
     teacher_positions: int = arg(900_000, "positions the teacher labels in all")
     teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
+    teacher_opponents: tuple[str, ...] = arg(
+        ("random", "most_copies"),
+        "the opponents at the teacher's tables, one drawn per seat per deal; the teacher models each as seated",
+    )
     teacher_rounds: int = arg(1, "DAgger rounds after the first: label the positions the learned policy reaches")
     teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round")
     teacher_learning_rate: float = arg(1e-3, "Adam learning rate of the supervised fit")
@@ -79,7 +83,7 @@ class Args:
         check_num_players(self.num_players)
         if self.rules not in PRESETS:
             raise ValueError(f"unknown rules preset {self.rules!r}; known presets: {', '.join(PRESETS)}")
-        for name in self.opponents:
+        for name in (*self.opponents, *self.teacher_opponents):
             if name not in agents.names():
                 raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
         if self.policy not in ("mlp", "rank_shared"):
@@ -387,7 +391,10 @@ def trained_on(args: Args) -> dict:
     players = set(args.teacher_players) if args.teacher else set()
     if args.total_timesteps > 0:
         players.add(args.num_players)
-    return {"players": sorted(players), "rules": args.rules, "opponents": list(args.opponents)}
+    opponents = set(args.teacher_opponents if args.teacher else ()) | set(
+        args.opponents if args.total_timesteps else ()
+    )
+    return {"players": sorted(players), "rules": args.rules, "opponents": sorted(opponents)}
 
 
 def new_model(args: Args, env):
