@@ -98,6 +98,25 @@ def measure_table(envs: dict, rounds: int, seconds: float) -> dict:
     return results
 
 
+def frame_times(player_counts, frames: int = 50) -> dict:
+    """Milliseconds per ``render()`` in ``rgb_array`` mode (target ≤ 30), mid-deal, per table size."""
+    import snipsnap_env
+
+    times = {}
+    for n in player_counts:
+        env = snipsnap_env.raw_env(num_players=n, render_mode="rgb_array", viewer=0)
+        env.reset(seed=n)
+        for _ in range(3 * n):  # into the deal: an open set, calls, a pot
+            env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+        env.render()  # the font loads once
+        start = time.perf_counter()
+        for _ in range(frames):
+            env.render()
+        times[n] = (time.perf_counter() - start) / frames * 1000
+    print("rgb_array frame, ms: " + ", ".join(f"{n} players {ms:.1f}" for n, ms in times.items()) + " (target <= 30)")
+    return times
+
+
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
     job = new_parser(__doc__)
@@ -115,6 +134,7 @@ def main(argv=None) -> dict:
     ratio = results["snipsnap env() N=6"]["turns_per_s"] / results["connect_four_v3 env()"]["turns_per_s"]
     results["wrapped_6p_vs_connect_four"] = ratio
     print(f"\nwrapped 6-player env / connect_four_v3, median turns/s: {ratio:.2f}x (target >= 2x)")
+    results["rgb_array_ms_per_frame"] = frame_times(range(3, 9))
     return save_json(results, args.json)
 
 
