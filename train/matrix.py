@@ -309,8 +309,9 @@ def plot_heatmap(settings: Settings, rows: list[dict], path: Path, title: str) -
     fig, axes = plt.subplots(
         len(pools),
         len(shown),
-        figsize=(1.0 + 0.75 * len(settings.players) * len(shown), 0.9 + 0.6 * len(settings.rules) * len(pools)),
+        figsize=(2.0 + 0.8 * len(settings.players) * len(shown), 1.2 + (0.9 + 0.55 * len(settings.rules)) * len(pools)),
         squeeze=False,
+        layout="constrained",
     )
     gains = np.array([r["gain_over_most_copies"] for r in rows])
     limit = max(float(np.abs(gains).max()), 0.1)
@@ -327,10 +328,10 @@ def plot_heatmap(settings: Settings, rows: list[dict], path: Path, title: str) -
                 ci = lookup[pool, settings.rules[i], agent, settings.players[j]]["gain_ci95"]
                 ax.text(j, i, f"{gain:+.2f}\n±{ci:.2f}", ha="center", va="center", fontsize=7)
             ax.set_xticks(range(len(settings.players)), [str(n) for n in settings.players])
-            ax.set_yticks(range(len(settings.rules)), settings.rules)
+            ax.set_yticks(range(len(settings.rules)), settings.rules if agent == shown[0] else [])
             ax.set_title(f"{agent} vs {pool}", fontsize=9)
             ax.set_xlabel("players")
-    fig.colorbar(image, ax=axes, shrink=0.8, label="chips per deal over most_copies")
+    fig.colorbar(image, ax=axes, shrink=0.6, label="chips per deal over most_copies")
     fig.suptitle(title, fontsize=9)
     write_atomically(path, lambda p: fig.savefig(p, dpi=110, format="png"))
     plt.close(fig)
