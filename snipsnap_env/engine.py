@@ -96,6 +96,8 @@ class Deal:
         self.leads = [0] * n  # sets each seat chose to lead, closed
         self.copies_led = [0] * n  # its cards in those sets, summed
         self.fewest_led: list[int | None] = [None] * n  # the fewest in one of them
+        self.sets_recorded = 0  # sets in the record, all seats: the record's version
+        self.lead_record_view = None  # (version, per-seat figures) the encoder worked out last
         self.events: list[Event] = [Event(EventKind.DEAL, dealer)]
         if rules.chips and rules.ante:
             self._collect_ante()
@@ -234,6 +236,7 @@ class Deal:
         self.copies_led[seat] += cards
         self.fewest_led[seat] = cards if self.fewest_led[seat] is None else min(self.fewest_led[seat], cards)
         self.set_leader = None
+        self.sets_recorded += 1
 
     def is_penalised(self) -> bool:
         """Would a follow now penalise the previous card's player? (RULES.md §3.12)

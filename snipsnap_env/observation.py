@@ -162,17 +162,27 @@ def encode(match, seat: int) -> np.ndarray:
     in_seat_order = _IN_SEAT_ORDER[n][seat]  # the values of the relative slots, from the absolute seats
     raw[_HAND_SIZE : _HAND_SIZE + n] = in_seat_order(deal.hand_size)
     raw[_SCORE : _SCORE + n] = [value - start for value in in_seat_order(match.score)]
-    for i, other in enumerate(in_seat_order(range(n))):
-        leads = deal.leads[other]
-        if leads:
-            raw[_LEADS + i] = leads
-            raw[_COPIES_LED + i] = deal.copies_led[other] / leads
-            raw[_FEWEST_LED + i] = deal.fewest_led[other]
+    if deal.sets_recorded:  # the lead record: nothing until a chosen lead's set has closed
+        leads, copies_per_lead, fewest = _lead_record(deal)
+        raw[_LEADS : _LEADS + n] = in_seat_order(leads)
+        raw[_COPIES_LED : _COPIES_LED + n] = in_seat_order(copies_per_lead)
+        raw[_FEWEST_LED : _FEWEST_LED + n] = in_seat_order(fewest)
     raw[_POT] = deal.pot
     raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
     obs = np.array(raw, dtype=np.float32)
     obs *= SCALE
     return obs
+
+
+def _lead_record(deal) -> tuple[list, list, list]:
+    """Per seat: sets led, copies per set, fewest copies (0 before any) — worked out once per change of the
+    record (a set closing), not at every observation."""
+    cached = deal.lead_record_view  # an attribute the deal declares: a stray one would slow every lookup
+    if cached is None or cached[0] != deal.sets_recorded:
+        copies = [c / led if led else 0.0 for c, led in zip(deal.copies_led, deal.leads)]
+        cached = (deal.sets_recorded, deal.leads.copy(), copies, [f or 0 for f in deal.fewest_led])
+        deal.lead_record_view = cached
+    return cached[1:]
 
 
 def table_template(rules: Rules, n: int) -> np.ndarray:
