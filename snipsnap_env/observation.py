@@ -169,7 +169,7 @@ def encode(match, seat: int) -> np.ndarray:
         raw[_FEWEST_LED : _FEWEST_LED + n] = in_seat_order(fewest)
     raw[_POT] = deal.pot
     raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
-    obs = np.array(raw, dtype=np.float32)
+    obs = np.fromiter(raw, np.float32, OBS_DIM)  # (a shade faster than np.array on a list)
     obs *= SCALE
     return obs
 
