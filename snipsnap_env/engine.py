@@ -112,8 +112,8 @@ class Deal:
         return len(self.holding[seat][rank])
 
     def hand(self, seat: int) -> list[int]:
-        """The card ids in ``seat``'s hand, ascending."""
-        return sorted(card_id(s, r) for r in range(NUM_RANKS) for s in self.holding[seat][r])
+        """The card ids in ``seat``'s hand by rank (A..K), each rank's suits ascending: as a hand is shown."""
+        return [card_id(s, r) for r in range(NUM_RANKS) for s in self.holding[seat][r]]
 
     @property
     def is_lead(self) -> bool:

@@ -21,7 +21,7 @@ from PIL import Image, ImageDraw, ImageFont
 from .cards import RANK_NAMES, rank_of, suit_of
 from .engine import Match
 from .events import Event
-from .render import open_set_events
+from .render import headline, open_set_events
 
 WIDTH, HEIGHT = 960, 660
 CENTRE, RADII = (WIDTH // 2, 290), (350, 190)
@@ -87,14 +87,8 @@ def _draw_centre(draw, match: Match) -> None:
     deal, (cx, cy) = match.deal, CENTRE
     if match.rules.chips:
         draw.text((cx, cy + 88), f"pot: {deal.pot} chips", font=font(16), fill=PAPER, anchor="mm")
-    if deal.over:
-        headline = f"player_{deal.winner} went out"
-    elif deal.is_lead:
-        headline = f"player_{deal.to_act} leads"
-    else:
-        headline = f"{RANK_NAMES[deal.open_rank]}s: {deal.played[deal.open_rank]} of 4 played"
-    draw.text((cx, cy - 92), headline, font=font(18), fill=PAPER, anchor="mm")
-    played = [] if deal.over or deal.is_lead else open_set_events(deal)
+    draw.text((cx, cy - 92), headline(deal), font=font(18), fill=PAPER, anchor="mm")
+    played = open_set_events(deal)
     step = 128
     left = cx - step * (len(played) - 1) / 2
     for i, event in enumerate(played):
@@ -106,7 +100,6 @@ def _draw_centre(draw, match: Match) -> None:
 
 
 def _draw_hand(draw, cards: list[int], label: str) -> None:
-    cards = sorted(cards, key=lambda c: (rank_of(c), c))
     draw.text((16, HEIGHT - 118), label, font=font(14), fill=PAPER)
     step = min(50, (WIDTH - 100) / max(len(cards), 1))
     for i, card in enumerate(cards):

@@ -24,6 +24,15 @@ def open_set_events(deal) -> list[Event]:
     return cards[::-1]
 
 
+def headline(deal) -> str:
+    """The state of the table in a few words: who went out, who leads, or how far the open set is."""
+    if deal.over:
+        return f"player_{deal.winner} went out"
+    if deal.is_lead:
+        return f"player_{deal.to_act} leads"
+    return f"{RANK_NAMES[deal.open_rank]}s: {deal.played[deal.open_rank]} of 4 played"
+
+
 def open_set_text(match: Match) -> str:
     """The open set's cards and calls, or who leads next."""
     deal = match.deal
@@ -49,7 +58,7 @@ def table_text(match: Match, last_events: list[Event] = (), viewer: int | None =
     ]
     shown = deal.to_act if viewer is None else viewer
     if not deal.over or viewer is not None:
-        hand = " ".join(card_name(c) for c in sorted(deal.hand(shown), key=lambda c: (rank_of(c), c)))
+        hand = " ".join(map(card_name, deal.hand(shown)))
         role = "to act" if shown == deal.to_act and not deal.over else "(you)"
         lines.append(f"player_{shown} {role}, holds: {hand}")
     score_name = "chips" if match.rules.chips else "points"

@@ -21,7 +21,7 @@ from rich.markup import escape
 
 import agents
 import snipsnap_env
-from snipsnap_env.cards import RANK_NAMES, card_name, rank_of
+from snipsnap_env.cards import RANK_NAMES, card_name
 from snipsnap_env.events import Event, EventKind
 from snipsnap_env.picture import table_image
 from snipsnap_env.render import open_set_text
@@ -78,8 +78,7 @@ def table_summary(match, viewer: int | None) -> str:
     if match.rules.chips:
         lines.append(f"pot: {deal.pot}")
     if viewer is not None and not deal.over:
-        hand = sorted(deal.hand(viewer), key=lambda c: (rank_of(c), c))
-        lines.append("your hand: [bold]" + " ".join(card_name(c) for c in hand) + "[/]")
+        lines.append("your hand: [bold]" + " ".join(map(card_name, deal.hand(viewer))) + "[/]")
     return "\n".join(lines)
 
 

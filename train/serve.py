@@ -22,8 +22,8 @@ from pathlib import Path
 
 import agents
 import snipsnap_env
-from snipsnap_env.cards import RANK_NAMES, card_name, rank_of
-from snipsnap_env.render import open_set_events
+from snipsnap_env.cards import RANK_NAMES, card_name
+from snipsnap_env.render import headline, open_set_events
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 from .cli import new_parser
@@ -103,21 +103,16 @@ class TableGame:
     def table(self) -> dict:
         """What the person may see: every seat's cards and chips, the open set, the pot, their own hand."""
         match, deal = self.match, self.match.deal
-        if deal.over:
-            headline = f"player_{deal.winner} went out"
-        elif deal.is_lead:
-            headline = "your lead" if deal.to_act == self.seat else f"player_{deal.to_act} leads"
-        else:
-            headline = f"{RANK_NAMES[deal.open_rank]}s: {deal.played[deal.open_rank]} of 4 played"
+        yours = deal.is_lead and not deal.over and deal.to_act == self.seat
         return {
-            "headline": headline,
+            "headline": "your lead" if yours else headline(deal),
             "to_act": None if deal.over else deal.to_act,
             "dealer": deal.dealer,
             "hand_sizes": list(deal.hand_size),
             "scores": [float(s) for s in match.score],
             "pot": deal.pot,
             "open_set": [event_json(e) for e in open_set_events(deal)],
-            "hand": [card_name(c) for c in sorted(deal.hand(self.seat), key=lambda c: (rank_of(c), c))],
+            "hand": [card_name(c) for c in deal.hand(self.seat)],
             "over": deal.over,
             "winner": deal.winner,
         }
