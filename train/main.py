@@ -11,12 +11,9 @@ Training options (``--total-timesteps``, ``--opponents``, …) are those of ``py
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from pathlib import Path
 
 from . import evaluate, train_ppo
 from .cli import add_dataclass_flags, add_flag, from_namespace, new_parser
-from .run_folder import recorded_settings, settings_difference
 
 
 def parser() -> argparse.ArgumentParser:
@@ -32,21 +29,10 @@ def main(argv=None) -> list:
     job = parser()
     flags = job.parse_args(argv)
     args = from_namespace(train_ppo.Args, flags, job)
-    run_dir = Path(args.out_dir) / args.run_name
-    recorded = recorded_settings(run_dir)
-    if recorded is not None and settings_difference(recorded, dataclasses.asdict(args)) and not args.overwrite:
-        job.error(
-            f"{run_dir} holds a run with other settings ({'; '.join(settings_difference(recorded, vars(args)))}); "
-            "choose another --run-name, or --overwrite to replace it"
-        )
-    if (run_dir / "final_model.zip").exists() and not args.overwrite:
-        print(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
-    else:
-        # an interrupted run resumes; a folder with nothing to resume from (stopped before its first
-        # checkpoint) starts over
-        args.resume = not args.overwrite and train_ppo.latest_checkpoint(run_dir) is not None
-        args.overwrite = not args.resume
-        train_ppo.train(args)
+    try:
+        run_dir = train_ppo.train_or_reuse(args)
+    except ValueError as error:  # a run with other settings in the folder
+        job.error(str(error))
     model = run_dir / "best_model.zip"
     candidates = ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128", f"ppo:{model}"]
     return evaluate.evaluate(

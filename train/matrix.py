@@ -105,7 +105,7 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
 
 def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
     """Distil a policy for one cell (train.train_ppo's run folder ``<runs>/matrix_<cell>_s<seed>``, resumed or
-    reused when there) and return its model file (a work unit)."""
+    reused when there with the same settings) and return its model file (a work unit)."""
     from . import train_ppo
 
     args = train_ppo.Args(
@@ -120,13 +120,7 @@ def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
         run_name=f"matrix_{cell.key}_s{settings.seed}",
         progress=False,
     )
-    run_dir = Path(runs) / args.run_name
-    final = run_dir / "final_model.zip"
-    if not final.exists():
-        args.resume = train_ppo.latest_checkpoint(run_dir) is not None
-        args.overwrite = not args.resume
-        train_ppo.train(args)
-    return final.read_bytes()
+    return (train_ppo.train_or_reuse(args) / "final_model.zip").read_bytes()
 
 
 def work_unit(function, *args):

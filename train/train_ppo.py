@@ -34,7 +34,14 @@ from snipsnap_env.rules import PRESETS, check_num_players
 from . import resume_point
 from .cli import add_dataclass_flags, arg, from_namespace, new_parser
 from .evaluate import PairedDeals, play_paired
-from .run_folder import RunFolder, checkpoints, load_newest_readable, write_atomically
+from .run_folder import (
+    RunFolder,
+    checkpoints,
+    load_newest_readable,
+    recorded_settings,
+    settings_difference,
+    write_atomically,
+)
 
 
 @dataclass
@@ -296,6 +303,26 @@ def train(args: Args) -> Path:
     run_dir = Path(args.out_dir) / args.run_name
     with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite):
         return _train(args, run_dir)
+
+
+def train_or_reuse(args: Args) -> Path:
+    """The run folder of ``args``, trained as far as needed: a finished run with these settings is reused, an
+    interrupted one resumed, one stopped before its first checkpoint (or ``--overwrite``) trained from the
+    start. A folder holding a run with other settings is an error unless ``--overwrite``."""
+    run_dir = Path(args.out_dir) / args.run_name
+    recorded = recorded_settings(run_dir)
+    difference = [] if recorded is None else settings_difference(recorded, dataclasses.asdict(args))
+    if difference and not args.overwrite:
+        raise ValueError(
+            f"{run_dir} holds a run with other settings ({'; '.join(difference)}); "
+            "choose another --run-name, or --overwrite to replace it"
+        )
+    if (run_dir / "final_model.zip").exists() and not args.overwrite:
+        print(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
+        return run_dir
+    resume = not args.overwrite and latest_checkpoint(run_dir) is not None
+    train(dataclasses.replace(args, resume=resume, overwrite=not resume))
+    return run_dir
 
 
 class _Terminated(KeyboardInterrupt):
