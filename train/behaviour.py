@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import agents
+from agents.scripted import hand_counts
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import MAX_HAND, SLICES
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
@@ -27,7 +28,7 @@ def behaviour(spec: str, players, rules: str, opponents, positions: int, seed: i
     table = {}
     for n in players:
         obs, mask, _ = collect_positions(n, rules, positions, pool, seed + n)
-        own = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK).astype(int)
+        own = hand_counts(obs).astype(int)
         copies = own[np.arange(len(obs)), policy.act_batch(obs, mask)]
         most = np.where(mask[:, :NUM_RANKS] > 0, own, -1).max(axis=1)
         hand = np.rint(obs[:, SLICES["hand_size"].start] * MAX_HAND)

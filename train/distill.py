@@ -22,7 +22,6 @@ from snipsnap_env.batch import BatchEnv
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.kernel import POLICIES, policy_codes
-from snipsnap_env.observation import SLICES
 from snipsnap_env.rules import MAX_PLAYERS
 
 
@@ -42,7 +41,7 @@ def real_choices(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def collect_positions(
     num_players: int, rules: str, count: int, pool: list, seed: int, learner=None, games: int = 1024
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``count`` decision positions (obs, mask, seated) with a real choice, from deals where every seat's policy
     is drawn from ``pool`` per deal (and, with ``learner``, the learner leads in one seat per game);
     ``seated[i, k - 1]`` is the pool index of the policy in the position's relative seat k."""
@@ -85,7 +84,7 @@ def label(teacher: PIMC, obs: np.ndarray, mask: np.ndarray, opponents=None, chun
     ``opponents``: the kernel policies really seated round each position (``PIMC.scores``), or None."""
     values = np.zeros((len(obs), NUM_ACTIONS), np.float32)
     gaps = np.zeros(len(obs))
-    own = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK).astype(int)
+    own = hand_counts(obs).astype(int)
     for start in range(0, len(obs), chunk):
         part = slice(start, start + chunk)
         scores = teacher.scores(obs[part], mask[part], None if opponents is None else opponents[part])
@@ -120,7 +119,7 @@ def fit(
     legal_t = mask_t.float()
     best_t = torch.where(mask_t, values_t, torch.full_like(values_t, -1e9)).max(dim=1, keepdim=True).values
     # classes: the legal ranks held once, twice, … (interchangeable); the teacher's choice is one class
-    own = torch.as_tensor(np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK)).long()
+    own = torch.as_tensor(hand_counts(obs)).long()
     classes_t = torch.stack([mask_t[:, :NUM_RANKS] & (own == c) for c in range(1, CARDS_PER_RANK + 1)], dim=1)
     chosen_t = torch.stack([(values_t[:, :NUM_RANKS] >= best_t) & m for m in classes_t.unbind(1)], 1).any(2)
     policy.set_training_mode(True)
