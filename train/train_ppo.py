@@ -341,7 +341,7 @@ def _train(args: Args, run_dir: Path) -> Path:
 
     torch.set_num_threads(args.threads)
     env = make_vec_env(args, args.seed)
-    model = checkpoint = None
+    model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
 
         def load(path):
@@ -360,6 +360,7 @@ def _train(args: Args, run_dir: Path) -> Path:
             resume_point.restore(model, point)
         else:  # an older checkpoint: new deals, not the first ones again
             env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))
+            point = None
         print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     else:
         model = new_model(args, env)
@@ -369,7 +370,7 @@ def _train(args: Args, run_dir: Path) -> Path:
         )
     )
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    run_state: dict = {}  # the latest resume point, taken where each rollout starts
+    run_state = {"point": point}  # the latest resume point, then one taken where each rollout starts
     started = time.perf_counter()
     distilling = checkpoint is None and bool(args.teacher)
     try:
@@ -380,10 +381,11 @@ def _train(args: Args, run_dir: Path) -> Path:
             report = distill(model, args)
             write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
             save_model(model, run_dir / "distilled_model.zip", trained_on(args))
-            # step 0: a resume after this point keeps the distillation
-            save_checkpoint(model, run_dir, resume_point.capture(model))
+            run_state["point"] = resume_point.capture(model)
+            save_checkpoint(model, run_dir, run_state["point"])  # step 0: a resume keeps the distillation
             distilling = False
-        run_state["point"] = resume_point.capture(model)
+        if run_state["point"] is None:
+            run_state["point"] = resume_point.capture(model)
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
             model.learn(
@@ -396,9 +398,9 @@ def _train(args: Args, run_dir: Path) -> Path:
         if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
             print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
             raise
-        if run_state.get("point") is not None:  # back to where the current rollout started: nothing half-done
+        if run_state["point"] is not None:  # back to where the current rollout started: nothing half-done
             resume_point.restore(model, run_state["point"])
-        path = save_checkpoint(model, run_dir, run_state.get("point"))
+        path = save_checkpoint(model, run_dir, run_state["point"])
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
     finally:
