@@ -41,7 +41,7 @@ def capture(model) -> ResumePoint:
         num_timesteps=model.num_timesteps,
         policy=copy.deepcopy(model.policy.state_dict()),
         optimizer=copy.deepcopy(model.policy.optimizer.state_dict()),
-        env=_pickled(innermost(norm)),
+        env=_pickled(norm.venv.venv),  # the game env, inside VecNormalize(VecMonitor(...))
         normalisation=copy.deepcopy({name: vars(norm)[name] for name in _NORMALISATION if name in vars(norm)}),
         last=copy.deepcopy({name: getattr(model, name, None) for name in _LAST}),
         generators={"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
@@ -72,12 +72,6 @@ def _pickled(env) -> bytes | None:
         return pickle.dumps(env)
     except Exception:  # an opponent that cannot be pickled: the resumed run draws new deals instead
         return None
-
-
-def innermost(env):
-    while hasattr(env, "venv"):
-        env = env.venv
-    return env
 
 
 def path_for(checkpoint: Path) -> Path:
