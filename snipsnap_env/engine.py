@@ -314,6 +314,7 @@ class Match:
         self.deals_played = 0
         self.deal: Deal | None = None
         self.rng: np.random.Generator | None = None
+        self.observation_template: list[float] | None = None  # the encoder's fixed fields, filled on first use
 
     def start(self, rng: np.random.Generator, hands=None, dealer=None) -> list[Event]:
         """Start the match; the first deal uses ``hands``/``dealer`` if given, else draws them from ``rng``."""

@@ -140,9 +140,9 @@ def encode(match, seat: int) -> np.ndarray:
     # cheaper than numpy element writes.
     deal = match.deal
     n = match.num_players
-    template = match.__dict__.get("_observation_template")  # the match's fixed fields, looked up once
+    template = match.observation_template  # an attribute the match declares: a stray one slows every lookup
     if template is None:
-        template = match.__dict__["_observation_template"] = _table_template(match.rules, n)
+        template = match.observation_template = _table_template(match.rules, n)
     raw = template.copy()
     hand = list(map(len, deal.holding[seat]))
     played = deal.played
