@@ -10,6 +10,7 @@ were compiled against, and numba compiles them afresh.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
@@ -18,12 +19,18 @@ SOURCES = tuple(
 )
 
 
+@functools.lru_cache(maxsize=None)
+def _digest(sources: tuple[Path, ...]) -> str:
+    """The sources' hash, read once per process (three modules ask on import)."""
+    return hashlib.sha256(b"".join(source.read_bytes() for source in sources)).hexdigest()
+
+
 def drop_if_sources_changed(module_file: str) -> None:
     """Delete ``module_file``'s numba cache entries if the kernel's sources changed since they were written."""
     module = Path(module_file)
     cache = module.parent / "__pycache__"
     stamp = cache / f"{module.stem}.sources-sha256"
-    digest = hashlib.sha256(b"".join(source.read_bytes() for source in SOURCES)).hexdigest()
+    digest = _digest(SOURCES)
     try:
         if stamp.exists() and stamp.read_text() == digest:
             return
