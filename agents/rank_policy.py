@@ -50,14 +50,19 @@ class RankSharedHead(nn.Module):
 class RankSharedPolicy(MaskableActorCriticPolicy):
     """MaskableActorCriticPolicy whose action head is :class:`RankSharedHead` on the raw observation."""
 
-    def __init__(self, *args, net_arch=None, **kwargs):
+    def __init__(self, *args, net_arch=None, rank_context: int = 32, rank_hidden: int = 64, **kwargs):
         vf = net_arch.get("vf", [128, 128]) if isinstance(net_arch, dict) else (net_arch or [128, 128])
+        self.rank_context, self.rank_hidden = rank_context, rank_hidden  # read by _build, inside super().__init__
         # pi=[]: the policy latent is the observation itself, which the shared head reads
         super().__init__(*args, net_arch={"pi": [], "vf": list(vf)}, **kwargs)
 
+    def _get_constructor_parameters(self) -> dict:
+        # saved with the model, so a loaded model rebuilds a head of the same size
+        return {**super()._get_constructor_parameters(), "rank_context": self.rank_context, "rank_hidden": self.rank_hidden}
+
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        self.action_net = RankSharedHead()
+        self.action_net = RankSharedHead(self.rank_context, self.rank_hidden)
         if self.ortho_init:
             self.action_net.scorer[-1].apply(lambda m: self.init_weights(m, gain=0.01))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
