@@ -58,7 +58,11 @@ class RankSharedPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict:
         # saved with the model, so a loaded model rebuilds a head of the same size
-        return {**super()._get_constructor_parameters(), "rank_context": self.rank_context, "rank_hidden": self.rank_hidden}
+        return {
+            **super()._get_constructor_parameters(),
+            "rank_context": self.rank_context,
+            "rank_hidden": self.rank_hidden,
+        }
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)

@@ -36,16 +36,18 @@ SMOKE = [
 ]
 
 
-@pytest.mark.parametrize("policy", ["mlp", "rank_shared"])
+@pytest.mark.parametrize("policy", [["mlp"], ["rank_shared", "--rank-head", "8", "16"]])
 def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, policy):
     final = train_ppo.main(
-        SMOKE + ["--total-timesteps", "512", "--runs", str(tmp_path), "--run-name", "smoke", "--policy", policy]
+        SMOKE + ["--total-timesteps", "512", "--runs", str(tmp_path), "--run-name", "smoke", "--policy", *policy]
     )
     run = tmp_path / "smoke"
     for name in ("final_model.zip", "best_model.zip", "eval.csv", "progress.csv", "learning_curve.png", "args.json"):
         assert (run / name).exists(), name
     assert list((run / "checkpoints").glob("ppo_*_steps.zip"))
     player = agents.make("ppo", path=final)
+    if policy[0] == "rank_shared":  # the head's size is saved with the model
+        assert player.model.policy.action_net.scorer[0].out_features == 16
     for num_players in (3, 6, 8):  # one policy serves every table size
         play_aec_game(player, num_players, "bicycle", seed=num_players)
 
@@ -61,7 +63,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
             "smoke",
             "--resume",
             "--policy",
-            policy,
+            *policy,
         ]
     )
     from sb3_contrib import MaskablePPO

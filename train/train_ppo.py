@@ -74,8 +74,13 @@ class Args:
     teacher_rounds: int = arg(1, "DAgger rounds after the first: label the positions the learned policy reaches")
     teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round")
     teacher_learning_rate: float = arg(1e-3, "Adam learning rate of the supervised fit")
-    policy: str = arg("mlp", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)")
+    policy: str = arg(
+        "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
+    )
     net_arch: tuple[int, ...] = arg((256, 256), "hidden layer sizes of the value network (and of the MLP policy)")
+    rank_head: tuple[int, ...] = arg(
+        (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer"
+    )
     eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice")
     eval_deals: int = arg(20_000, "paired deals per evaluation")
     checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
@@ -95,6 +100,8 @@ class Args:
                 raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
         if self.policy not in ("mlp", "rank_shared"):
             raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
+        if len(self.rank_head) != 2 or min(self.rank_head) < 1:
+            raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
         if self.total_timesteps < 0:
@@ -430,9 +437,11 @@ def new_model(args: Args, env):
     """A fresh MaskablePPO model with the run's settings."""
     from sb3_contrib import MaskablePPO
 
-    policy = "MlpPolicy"
+    policy, policy_kwargs = "MlpPolicy", {"net_arch": list(args.net_arch)}
     if args.policy == "rank_shared":
         from agents.rank_policy import RankSharedPolicy as policy
+
+        policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
     return MaskablePPO(
         policy,
         env,
@@ -446,7 +455,7 @@ def new_model(args: Args, env):
         vf_coef=args.vf_coef,
         clip_range=args.clip_range,
         normalize_advantage=args.normalize_advantage,
-        policy_kwargs={"net_arch": list(args.net_arch)},
+        policy_kwargs=policy_kwargs,
         seed=args.seed,
         device="cpu",
         verbose=0,
