@@ -73,7 +73,7 @@ class Args:
     )
     teacher_rounds: int = arg(1, "DAgger rounds after the first: label the positions the learned policy reaches")
     teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round")
-    teacher_learning_rate: float = arg(1e-3, "Adam learning rate of the supervised fit")
+    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit")
     policy: str = arg(
         "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
     )
