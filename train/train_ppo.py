@@ -9,8 +9,9 @@ and CSV logs, checkpoints (and one on a crash, Ctrl-C or SIGTERM), ``best_model.
 ``distill.json``, ``eval.csv`` and ``learning_curve.png``. ``--resume`` continues an interrupted run from
 its newest readable checkpoint; ``--overwrite`` starts over.
 
-    python -m train.train_ppo                                  # distillation: about 9 minutes on 2 CPU cores
-    python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6
+    python -m train.train_ppo                                  # distillation: about 7 minutes on 2 CPU cores
+    python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
+        --teacher-learning-rate 1e-3 --run-name distill_pimc256_rank     # the shipped model (20 minutes)
     python -m train.train_ppo --teacher "" --players 4 --rules parlett --total-timesteps 2000000 --run-name ppo4
 """
 
