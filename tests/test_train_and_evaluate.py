@@ -77,6 +77,8 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         (["--opponents", "smart"], "unknown opponent 'smart'"),
         (["--rules", "snap"], "unknown rules preset 'snap'"),
         (["--policy", "cnn"], "policy got 'cnn'"),
+        (["--rank-head", "32"], "rank_head got (32,)"),
+        (["--rank-head", "32", "0"], "rank_head got (32, 0)"),
         (["--players", "9"], "num_players got 9"),
         (["--total-timesteps", "-1"], "total_timesteps got -1"),
         (["--teacher", ""], "nothing to train"),
