@@ -23,8 +23,17 @@ from agents.scripted import hand_counts
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.jit_cache import drop_if_sources_changed
-from snipsnap_env.kernel import MOST_COPIES, POLICIES, TO_ACT, play_out, play_until_choice, policy_codes, uniform
-from snipsnap_env.rules import PRESETS, check_count, check_num_players
+from snipsnap_env.kernel import (
+    MOST_COPIES,
+    POLICIES,
+    TO_ACT,
+    play_out,
+    play_until_choice,
+    policy_codes,
+    rule_codes,
+    uniform,
+)
+from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
 
 from .cli import add_flag, new_parser, whole
 from .evaluate import PairedDeals, Row, play_paired, summarise
@@ -66,6 +75,7 @@ def play_clairvoyant(deals: PairedDeals, opponent: str, rules: str, repeats: int
     others = agents.make(opponent, seed=seed + 1)
     rollout = np.tile(policy_codes([opponent] * num_players), (num_deals, 1))
     rollout[np.arange(num_deals), deals.seats] = MOST_COPIES  # the clairvoyant player after its lead
+    codes = rule_codes(make_rules(rules))
     rng = np.random.default_rng(seed)
     chips, finished = np.zeros(num_deals), np.zeros(num_deals, bool)
     games = env.games
@@ -79,7 +89,7 @@ def play_clairvoyant(deals: PairedDeals, opponent: str, rules: str, repeats: int
             values = np.zeros((mine.size, NUM_RANKS))
             state = (games.holding[mine], games.hand_size[mine], games.played[mine], games.public[mine])
             seeds = rng.integers(0, 2**63, size=mine.size, dtype=np.uint64)
-            clairvoyant_values(*state, rollout[mine], candidates, seeds, repeats, env._rule_codes, values)
+            clairvoyant_values(*state, rollout[mine], candidates, seeds, repeats, codes, values)
             actions[mine] = np.where(candidates, values, -np.inf).argmax(axis=1)
         theirs = np.flatnonzero(live & (env.to_act != deals.seats))
         if theirs.size:
