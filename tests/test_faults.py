@@ -36,6 +36,9 @@ def start_training(runs: Path, steps: int = 10_000_000) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Ctrl-C reaches the run even when the tests run as a background job (a shell's `&` ignores SIGINT,
+        # and Python then installs no KeyboardInterrupt handler in the child)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
