@@ -104,9 +104,17 @@ def play_candidates(
 
 
 def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules):
+    env = BatchEnv(len(seats), num_players, rules=rules)
+    lead = lambda env, rows, obs, mask: candidate.act_batch(obs, mask)  # noqa: E731
+    return play_seated(env, env.reset(owners=owners, dealers=dealers), seats, lead, opponents, opponent_index)
+
+
+def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_index) -> np.ndarray:
+    """Play every deal of ``env`` (dealt, at ``start = (obs, mask)``) to its end; return the chips of the seat
+    ``seats[b]`` in each. ``lead(env, rows, obs, mask)`` chooses that seat's leads in games ``rows``;
+    ``opponents[opponent_index[b, s]]`` leads for seat ``s`` elsewhere."""
+    obs, mask = start
     games = len(seats)
-    env = BatchEnv(games, num_players, rules=rules)
-    obs, mask = env.reset(owners=owners, dealers=dealers)
     finished = np.zeros(games, bool)
     chips = np.zeros(games)
     rows = np.arange(games)
@@ -116,7 +124,7 @@ def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, nu
         actions = np.zeros(games, np.int64)
         mine = live & (to_act == seats)
         if mine.any():
-            actions[mine] = candidate.act_batch(obs[mine], mask[mine])
+            actions[mine] = lead(env, np.flatnonzero(mine), obs[mine], mask[mine])
         theirs = opponent_index[rows, to_act]
         for index, policy in enumerate(opponents):
             sel = live & ~mine & (theirs == index)

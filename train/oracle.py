@@ -36,7 +36,7 @@ from snipsnap_env.kernel import (
 from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
 
 from .cli import add_flag, new_parser, whole
-from .evaluate import PairedDeals, Row, play_paired, summarise
+from .evaluate import PairedDeals, Row, play_paired, play_seated, summarise
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -71,34 +71,23 @@ def play_clairvoyant(deals: PairedDeals, opponent: str, rules: str, repeats: int
     """The clairvoyant player's chips in each deal, in seat ``deals.seats``, the others led by ``opponent``."""
     num_deals, num_players = deals.opponent_index.shape
     env = BatchEnv(num_deals, num_players, rules=rules)
-    obs, mask = env.reset(owners=deals.owners, dealers=deals.dealers)
-    others = agents.make(opponent, seed=seed + 1)
     rollout = np.tile(policy_codes([opponent] * num_players), (num_deals, 1))
     rollout[np.arange(num_deals), deals.seats] = MOST_COPIES  # the clairvoyant player after its lead
     codes = rule_codes(make_rules(rules))
     rng = np.random.default_rng(seed)
-    chips, finished = np.zeros(num_deals), np.zeros(num_deals, bool)
-    games = env.games
-    while not finished.all():
-        live = ~finished
-        actions = np.zeros(num_deals, np.int64)
-        mine = np.flatnonzero(live & (env.to_act == deals.seats))
-        if mine.size:
-            own = hand_counts(obs[mine]).astype(np.int64)
-            candidates = candidates_by_copies(own, mask[mine, :NUM_RANKS] > 0)
-            values = np.zeros((mine.size, NUM_RANKS))
-            state = (games.holding[mine], games.hand_size[mine], games.played[mine], games.public[mine])
-            seeds = rng.integers(0, 2**63, size=mine.size, dtype=np.uint64)
-            clairvoyant_values(*state, rollout[mine], candidates, seeds, repeats, codes, values)
-            actions[mine] = np.where(candidates, values, -np.inf).argmax(axis=1)
-        theirs = np.flatnonzero(live & (env.to_act != deals.seats))
-        if theirs.size:
-            actions[theirs] = others.act_batch(obs[theirs], mask[theirs])
-        obs, mask, _, dones, infos = env.step(actions, active=live)
-        ended = dones & live
-        chips[ended] = infos["deal_score"][ended, deals.seats[ended]]
-        finished |= ended
-    return chips
+
+    def lead(env, rows, obs, mask):  # the best candidate, played out on the true hands
+        candidates = candidates_by_copies(hand_counts(obs).astype(np.int64), mask[:, :NUM_RANKS] > 0)
+        values = np.zeros((len(rows), NUM_RANKS))
+        games = env.games
+        state = (games.holding[rows], games.hand_size[rows], games.played[rows], games.public[rows])
+        seeds = rng.integers(0, 2**63, size=len(rows), dtype=np.uint64)
+        clairvoyant_values(*state, rollout[rows], candidates, seeds, repeats, codes, values)
+        return np.where(candidates, values, -np.inf).argmax(axis=1)
+
+    start = env.reset(owners=deals.owners, dealers=deals.dealers)
+    others = [agents.make(opponent, seed=seed + 1)]
+    return play_seated(env, start, deals.seats, lead, others, deals.opponent_index)
 
 
 def bound(num_players: int, opponent: str, rules: str = "scarne", deals: int = 20000, repeats: int = 8, seed: int = 0):
