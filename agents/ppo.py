@@ -1,4 +1,4 @@
-"""A trained MaskablePPO model as a policy (needs the training extras: torch, sb3-contrib).
+"""A trained policy network as a policy (needs the training extras: torch, sb3-contrib, safetensors).
 
 With no path, the model shipped in ``agents/models/`` is loaded: ``scarne`` rules, every table size 3..8
 (distilled from the search player); the README gives the command that produced it.
@@ -18,24 +18,18 @@ from snipsnap_env.observation import LAYOUT, OBS_DIM, SLICES
 from snipsnap_env.rules import MIN_PLAYERS
 
 from .base import Policy, check_masks
+from .model_file import is_policy_file, load_policy, save_policy
 
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
-LAYOUT_FILE = "snipsnap_layout.json"  # inside a model's zip: the observation layout it was trained on
-TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside a model's zip: the tables it was trained for
+LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
+TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
 
 
 def save_model(model, path: str | Path, trained_on: dict | None = None) -> Path:
-    """``model.save(path)``, plus the observation layout (and ``trained_on``: the table sizes and rules it
-    learned), written atomically (a temporary file, then a rename)."""
-    path = Path(path)
-    partial = path.with_name(path.name + ".partial.zip")
-    model.save(partial)
-    with zipfile.ZipFile(partial, "a") as archive:
-        archive.writestr(LAYOUT_FILE, json.dumps([list(field) for field in LAYOUT]))
-        if trained_on is not None:
-            archive.writestr(TRAINED_ON_FILE, json.dumps(trained_on))
-    partial.replace(path)
-    return path
+    """The policy network of MaskablePPO ``model`` in the project's model format (agents.model_file: tensors
+    and JSON, nothing pickled), with ``trained_on`` (the table sizes and rules it learned)."""
+    extra = {"trained_on": trained_on or {}, "num_timesteps": int(model.num_timesteps)}
+    return save_policy(model.policy, path, extra)
 
 
 def layout_difference(saved: list) -> str:
@@ -51,51 +45,90 @@ def layout_difference(saved: list) -> str:
     return "; ".join(part for part in parts if part) or "the fields are in another order"
 
 
+def load_trusted_sb3(path: Path):
+    """``(network, meta)`` of a Stable-Baselines3 MaskablePPO zip. **Runs the pickled code in the file**: call
+    it only for files from a source you trust."""
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(path, device="cpu")
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        layout = json.loads(archive.read(LAYOUT_FILE)) if LAYOUT_FILE in names else None
+        trained_on = json.loads(archive.read(TRAINED_ON_FILE)) if TRAINED_ON_FILE in names else {}
+    shape = getattr(model.observation_space, "shape", None)
+    if shape != (OBS_DIM,):
+        raise ValueError(
+            f"{path} was trained for observations of shape {shape}; this version of "
+            f"snipsnap_env makes observations of shape ({OBS_DIM},): retrain the model"
+        )
+    if getattr(model.action_space, "n", None) != NUM_ACTIONS:
+        raise ValueError(f"{path} was trained for {model.action_space}; expected Discrete(14)")
+    meta = {"trained_on": trained_on, "num_timesteps": model.num_timesteps}
+    if layout is not None:
+        meta["layout"] = layout
+    return model.policy, meta
+
+
 class PPOPolicy(Policy):
-    """Greedy (``deterministic=True``) or sampled actions of a MaskablePPO model, always within the mask."""
+    """Greedy (``deterministic=True``) or sampled actions of a trained policy network, always within the mask.
+
+    ``path`` is a file in the project's model format (what ``python -m train.train_ppo`` writes; loading it
+    runs no code from the file). A plain Stable-Baselines3 zip loads only with ``trust=True``, because SB3
+    unpickles Python objects from it, which can run any code its author put there.
+    """
 
     name = "ppo"
 
     def __init__(
-        self, path: str | Path | None = None, deterministic: bool = True, seed: int | None = None, device: str = "cpu"
+        self,
+        path: str | Path | None = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        device: str = "cpu",
+        trust: bool = False,
     ):
         super().__init__(seed)
-        from sb3_contrib import MaskablePPO
-
         self.path = Path(path) if path is not None else SHIPPED_MODEL
         if not self.path.is_file():
             hint = " (the shipped model is missing from this install)" if path is None else ""
             raise FileNotFoundError(
-                f"no PPO model file at {self.path}{hint}; expected a MaskablePPO .zip "
-                "saved by python -m train.train_ppo"
+                f"no PPO model file at {self.path}{hint}; expected a model saved by python -m train.train_ppo"
             )
-        try:
-            self.model = MaskablePPO.load(self.path, device=device)
-            with zipfile.ZipFile(self.path) as archive:
-                names = archive.namelist()
-                saved = json.loads(archive.read(LAYOUT_FILE)) if LAYOUT_FILE in names else None
-                self.trained_on = json.loads(archive.read(TRAINED_ON_FILE)) if TRAINED_ON_FILE in names else {}
-        except Exception as error:  # truncated, foreign or damaged files fail in many ways inside SB3 and torch
+        if not zipfile.is_zipfile(self.path):
             raise ValueError(
-                f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
-                "expected a .zip saved by python -m train.train_ppo"
-            ) from None
-        self._warned_tables: set[int] = set()
-        if saved is not None and layout_difference(saved):
+                f"{self.path} is not a readable model file (not a zip archive); expected a model saved by "
+                "python -m train.train_ppo"
+            )
+        if is_policy_file(self.path):
+            self.network, meta = load_policy(self.path)
+        elif not trust:
+            raise ValueError(
+                f"{self.path} is not in snipsnap's model format; if it is a Stable-Baselines3 zip, loading it "
+                "runs pickled code from the file: pass trust=True (--trust-model) only if you trust its source, "
+                "or convert it once with python -m train.convert_model"
+            )
+        else:
+            try:
+                self.network, meta = load_trusted_sb3(self.path)
+            except Exception as error:  # truncated, foreign or damaged files fail in many ways inside SB3 and torch
+                raise ValueError(
+                    f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
+                    "expected a .zip saved by python -m train.train_ppo"
+                ) from None
+        if meta.get("layout") is not None and layout_difference(meta["layout"]):
             raise ValueError(
                 f"{self.path} was trained on another observation layout than this version of snipsnap_env "
-                f"makes ({layout_difference(saved)}): retrain the model"
+                f"makes ({layout_difference(meta['layout'])}): retrain the model"
             )
-        shape = getattr(self.model.observation_space, "shape", None)
-        if shape != (OBS_DIM,):
-            raise ValueError(
-                f"{self.path} was trained for observations of shape {shape}; this version of "
-                f"snipsnap_env makes observations of shape ({OBS_DIM},): retrain the model"
-            )
-        if getattr(self.model.action_space, "n", None) != NUM_ACTIONS:
-            raise ValueError(f"{self.path} was trained for {self.model.action_space}; expected Discrete(14)")
+        trained_on = meta.get("trained_on")
+        self.trained_on = trained_on if isinstance(trained_on, dict) else {}
+        players = self.trained_on.get("players")
+        if not (isinstance(players, list) and all(type(n) is int for n in players)):
+            self.trained_on.pop("players", None)  # only ever used to warn; a file's odd value is not an error
+        self._warned_tables: set[int] = set()
         self.deterministic = deterministic
-        self.model.policy.set_training_mode(False)
+        self.network.set_training_mode(False)
+        self.network.to(device)
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, 14) action probabilities of the model, zero outside the mask."""
@@ -103,8 +136,8 @@ class PPOPolicy(Policy):
 
         mask = check_masks(mask)
         with torch.no_grad():
-            obs_tensor = torch.as_tensor(np.asarray(obs, np.float32), device=self.model.device)
-            distribution = self.model.policy.get_distribution(obs_tensor, action_masks=mask)
+            obs_tensor = torch.as_tensor(np.asarray(obs, np.float32), device=self.network.device)
+            distribution = self.network.get_distribution(obs_tensor, action_masks=mask)
             return distribution.distribution.probs.cpu().numpy()
 
     def act_batch(self, obs, mask):

@@ -10,6 +10,7 @@ pytest.importorskip("sb3_contrib")
 from helpers import play_aec_game  # noqa: E402
 
 import agents  # noqa: E402
+from agents.model_file import load_policy  # noqa: E402
 from snipsnap_env.observation import OBS_DIM  # noqa: E402
 from train import evaluate, train_ppo  # noqa: E402
 
@@ -47,7 +48,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
     assert list((run / "checkpoints").glob("ppo_*_steps.zip"))
     player = agents.make("ppo", path=final)
     if policy[0] == "rank_shared":  # the head's size is saved with the model
-        assert player.model.policy.action_net.scorer[0].out_features == 16
+        assert player.network.action_net.scorer[0].out_features == 16
     for num_players in (3, 6, 8):  # one policy serves every table size
         play_aec_game(player, num_players, "bicycle", seed=num_players)
 
@@ -66,9 +67,7 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
             *policy,
         ]
     )
-    from sb3_contrib import MaskablePPO
-
-    assert MaskablePPO.load(run / "final_model.zip").num_timesteps >= 1024
+    assert load_policy(run / "final_model.zip")[1]["num_timesteps"] >= 1024
 
 
 @pytest.mark.parametrize(
@@ -92,9 +91,13 @@ def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
     assert words in capsys.readouterr().err
 
 
-def test_resume_without_a_checkpoint_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="--resume: no readable checkpoint"):
-        train_ppo.main(["--resume", "--runs", str(tmp_path), "--run-name", "nothing", "--no-progress"])
+def test_resume_of_a_run_that_is_not_there_is_refused_and_leaves_nothing(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train_ppo.main(["--resume", "--runs", str(tmp_path), "--run-name", "ghost", "--no-progress"])
+    assert exit_.value.code == 2
+    assert "holds no training run to resume; start one without --resume" in capsys.readouterr().err
+    assert not (tmp_path / "ghost").exists()  # no args.json left behind to block a plain start
+    train_ppo.main(SMOKE + ["--total-timesteps", "256", "--runs", str(tmp_path), "--run-name", "ghost"])
 
 
 def test_evaluation_is_deterministic_for_a_seed(tmp_path):
@@ -138,13 +141,13 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
         agents.make("ppo", path=tmp_path / "missing.zip")
     corrupt = tmp_path / "corrupt.zip"
     corrupt.write_bytes(b"not a zip file")
-    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+    with pytest.raises(ValueError, match="is not a readable model file"):
         agents.make("ppo", path=corrupt)
     from agents.ppo import SHIPPED_MODEL
 
     truncated = tmp_path / "truncated.zip"
     truncated.write_bytes(SHIPPED_MODEL.read_bytes()[:3000])
-    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+    with pytest.raises(ValueError, match="is not a readable model file"):
         agents.make("ppo", path=truncated)
     foreign = tmp_path / "foreign.zip"
     import zipfile
@@ -152,8 +155,10 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
     with zipfile.ZipFile(foreign, "w") as archive:
         archive.writestr("data", "{}")
         archive.writestr("policy.pth", b"garbage")
-    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+    with pytest.raises(ValueError, match="not in snipsnap's model format.*trust=True"):
         agents.make("ppo", path=foreign)
+    with pytest.raises(ValueError, match="is not a readable MaskablePPO model"):
+        agents.make("ppo", path=foreign, trust=True)
     import gymnasium
     from gymnasium import spaces
     from sb3_contrib import MaskablePPO
@@ -177,7 +182,7 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
     )
     model.save(tmp_path / "small.zip")
     with pytest.raises(ValueError, match=rf"trained for observations of shape \(50,\); .* shape \({OBS_DIM},\)"):
-        agents.make("ppo", path=tmp_path / "small.zip")
+        agents.make("ppo", path=tmp_path / "small.zip", trust=True)
 
 
 def test_the_shipped_model_loads_and_plays_every_table_size():
@@ -250,17 +255,18 @@ def test_a_model_of_another_observation_layout_names_the_difference(tmp_path):
     import shutil
     import zipfile
 
-    from agents.ppo import LAYOUT_FILE, SHIPPED_MODEL
+    from agents.model_file import META_FILE
+    from agents.ppo import SHIPPED_MODEL
 
     changed = tmp_path / "changed.zip"
     shutil.copy(SHIPPED_MODEL, changed)
     with zipfile.ZipFile(changed) as archive:
-        layout = json.loads(archive.read(LAYOUT_FILE))
-    layout = [field for field in layout if field[0] != "rules: opening six"]
+        meta = json.loads(archive.read(META_FILE))
+    meta["layout"] = [field for field in meta["layout"] if field[0] != "rules: opening six"]
     rebuilt = tmp_path / "rebuilt.zip"
     with zipfile.ZipFile(changed) as source, zipfile.ZipFile(rebuilt, "w") as target:
         for item in source.namelist():
-            data = json.dumps(layout) if item == LAYOUT_FILE else source.read(item)
+            data = json.dumps(meta) if item == META_FILE else source.read(item)
             target.writestr(item, data)
     with pytest.raises(ValueError, match=r"another observation layout .*new fields: \['rules: opening six'\]"):
         agents.make("ppo", path=rebuilt)

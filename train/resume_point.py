@@ -6,8 +6,9 @@ decides the rest of the run is the environment's full state (deals in progress, 
 seats, the opponents' generators), reward normalisation's running statistics and open returns, the last
 observation SB3 holds, and the torch, numpy and Python random generators (SB3 reseeds them on load, and
 draws minibatches from numpy's). A checkpoint is the model zip plus that state, pickled next to it
-(``ppo_<steps>_steps.resume.pkl``). On Ctrl-C, SIGTERM or a crash mid-rollout, the last point is the one
-saved: the steps since then are lost, as promised, and nothing half-done is kept.
+(``ppo_<steps>_steps.resume.pkl``), hashed in the run's manifest and read back only if the hash matches.
+On Ctrl-C, SIGTERM or a crash mid-rollout, the last point is the one saved: the steps since then are lost,
+as promised, and nothing half-done is kept.
 """
 
 from __future__ import annotations
@@ -78,14 +79,16 @@ def path_for(checkpoint: Path) -> Path:
     return checkpoint.with_name(checkpoint.name.replace(".zip", ".resume.pkl"))
 
 
-def save(point: ResumePoint, checkpoint: Path, write_atomically) -> None:
-    write_atomically(path_for(checkpoint), lambda p: p.write_bytes(pickle.dumps(point)))
+def save(point: ResumePoint, path: Path) -> None:
+    """Write ``point`` to ``path`` (a pickle: a resume reads it only after checking its hash)."""
+    Path(path).write_bytes(pickle.dumps(point))
 
 
-def load(checkpoint: Path) -> ResumePoint | None:
-    """The point saved with ``checkpoint`` (None for checkpoints written before resume points existed)."""
+def load(checkpoint: Path, verify) -> ResumePoint | None:
+    """The point saved with ``checkpoint`` (None for checkpoints written before resume points existed);
+    ``verify(path)`` must pass first: unpickling runs code, so only the run's own unchanged file is read."""
     path = path_for(checkpoint)
-    return pickle.loads(path.read_bytes()) if path.exists() else None
+    return pickle.loads(verify(path).read_bytes()) if path.exists() else None
 
 
 _NORMALISATION = ("obs_rms", "ret_rms", "returns")  # obs_rms only when observations are normalised

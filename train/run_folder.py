@@ -8,18 +8,35 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import warnings
 from pathlib import Path
 
+from .manifest import LOCK_FILE, Manifest, UntrustedFile
+
 SETTINGS_FILE = "args.json"
-LOCK_FILE = ".lock"
 #: Settings a resumed (or reused) run may change; every other one must match the run's recorded settings.
 MAY_CHANGE = ("total_timesteps", "progress", "threads", "resume", "overwrite", "checkpoint_every", "out_dir")
 
 
-class RunFolderBusy(RuntimeError):
-    """Another process is training in this run folder."""
+class Refused(Exception):
+    """A job declines to start, before any work, for a reason a person can act on (the message says how).
+    Command-line entry points print it as one line and exit with status 2."""
+
+
+class RunFolderBusy(Refused, RuntimeError):
+    """Another process is working in this folder."""
+
+
+class NothingToResume(Refused, FileNotFoundError):
+    """``--resume`` names a folder that holds no run, or no checkpoint that can be read."""
+
+
+class FolderTaken(Refused, FileExistsError):
+    """The folder holds a run already (start over with ``--overwrite``) or files that are not the job's."""
+
+
+class OtherSettings(Refused, ValueError):
+    """The folder holds a run with other settings."""
 
 
 def write_atomically(path: Path, write) -> Path:
@@ -29,6 +46,21 @@ def write_atomically(path: Path, write) -> Path:
     write(partial)
     os.replace(partial, path)
     return path
+
+
+def check_folder_name(name: str, flag: str = "--run-name") -> str:
+    """``name`` if it is one plain folder name (no path): a run lives inside ``--runs``, never elsewhere."""
+    if (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or (os.altsep and os.altsep in name)
+        or os.sep in name
+        or "\0" in name
+        or Path(name).is_absolute()
+    ):
+        raise ValueError(f"{flag} got {name!r}; allowed: one plain folder name (no '/', not '.' or '..')")
+    return name
 
 
 def settings_difference(recorded: dict, current: dict) -> list[str]:
@@ -43,24 +75,56 @@ def settings_difference(recorded: dict, current: dict) -> list[str]:
 
 
 def recorded_settings(run_dir: Path) -> dict | None:
+    """The settings a job recorded in ``run_dir`` (None when no job of ours wrote them there)."""
     path = Path(run_dir) / SETTINGS_FILE
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.is_file():
+        return None
+    try:
+        if not Manifest(run_dir).owns(path):
+            return None
+        return json.loads(path.read_text())
+    except (ValueError, UntrustedFile):
+        return None
+
+
+def _listing(names: list[str]) -> str:
+    return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
 
 
 class RunFolder:
-    """``with RunFolder(path, settings, resume, overwrite):`` — the run owns ``path`` until the block ends.
+    """``with RunFolder(path, settings, resume, overwrite) as folder:`` — the job owns ``path`` until the block
+    ends, and writes there only through ``folder.write`` / ``folder.record``, which list each file in the
+    folder's manifest.
 
-    A new run refuses a folder that already holds a run unless ``overwrite`` (which empties it first); a
-    resumed run refuses settings other than the recorded ones (except ``MAY_CHANGE``).
+    A new run refuses a folder that already holds a run unless ``overwrite``, which removes exactly the files
+    the manifest lists; any other file in the folder (a person's notes, another program's data) makes both
+    refuse, naming it. A resumed run refuses settings other than the recorded ones (except ``MAY_CHANGE``);
+    ``resume`` of a folder that holds no run is refused before anything is written, unless
+    ``resume_may_start`` (jobs that continue or start, like the matrix).
     """
 
-    def __init__(self, path, settings: dict, resume: bool, overwrite: bool, job: str = "training run"):
+    def __init__(
+        self,
+        path,
+        settings: dict,
+        resume: bool,
+        overwrite: bool,
+        job: str = "training run",
+        name_flag: str = "--run-name",
+        resume_may_start: bool = False,
+    ):
         self.path, self.settings, self.resume, self.overwrite = Path(path), settings, resume, overwrite
-        self.job = job  # "training run" (folders named by --run-name) or "matrix" (by --out)
-        self._name_flag = "--run-name" if job == "training run" else "--out"
+        self.job, self._name_flag, self._resume_may_start = job, name_flag, resume_may_start
         self._lock = None
+        self.manifest: Manifest | None = None
 
     def __enter__(self) -> "RunFolder":
+        if self.path.exists() and not self.path.is_dir():
+            raise FolderTaken(f"{self.path} is a file, not a folder; choose another {self._name_flag}")
+        if self.resume and not self._resume_may_start and recorded_settings(self.path) is None:
+            raise NothingToResume(
+                f"--resume: {self.path} holds no {self.job} to resume; start one without --resume"
+            )
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock = open(self.path / LOCK_FILE, "a+")
         try:
@@ -69,6 +133,7 @@ class RunFolder:
             self._lock.seek(0)
             owner = self._lock.read().strip() or "?"
             self._lock.close()
+            self._lock = None
             raise RunFolderBusy(
                 f"{self.path} is in use by another {self.job} (pid {owner}); wait for it or choose another "
                 f"{self._name_flag}"
@@ -78,31 +143,60 @@ class RunFolder:
         self._lock.write(str(os.getpid()))
         self._lock.flush()
         try:
+            self.manifest = Manifest(self.path)
             self._check()
+            self.write(self.path / SETTINGS_FILE, lambda p: p.write_text(json.dumps(self.settings, indent=2)))
         except BaseException:
             self.__exit__(None, None, None)
             raise
-        write_atomically(self.path / SETTINGS_FILE, lambda p: p.write_text(json.dumps(self.settings, indent=2)))
         return self
 
     def _check(self) -> None:
-        recorded = recorded_settings(self.path)
+        foreign = self.manifest.foreign()
         if self.resume:
+            if foreign and not self.manifest.files:
+                raise FolderTaken(
+                    f"{self.path} holds files that no {self.job} wrote ({_listing(foreign)}); choose another "
+                    f"{self._name_flag}, or move those files away"
+                )
+            recorded = recorded_settings(self.path)
             if recorded is not None and settings_difference(recorded, self.settings):
-                raise ValueError(
+                raise OtherSettings(
                     f"{self.path} was started with other settings "
                     f"({'; '.join(settings_difference(recorded, self.settings))}); resume with the recorded "
                     f"ones, or start anew (another {self._name_flag}, or --overwrite)"
                 )
             return
-        held = [p for p in self.path.iterdir() if p.name != LOCK_FILE]
-        if held and not self.overwrite:
-            raise FileExistsError(
-                f"{self.path} already holds a run ({', '.join(sorted(p.name for p in held)[:4])}, …); "
-                f"continue it with --resume, start it over with --overwrite, or choose another {self._name_flag}"
+        if foreign:
+            raise FolderTaken(
+                f"{self.path} holds files that this {self.job} did not write ({_listing(foreign)}); "
+                f"--overwrite removes only a run's own files: choose another {self._name_flag}, or move those away"
             )
-        for item in held:  # --overwrite: start over in an empty folder, so nothing of the old run mixes in
-            shutil.rmtree(item) if item.is_dir() else item.unlink()
+        if self.manifest.files and not self.overwrite:
+            raise FolderTaken(
+                f"{self.path} already holds a run ({_listing(sorted(self.manifest.files))}); continue it with "
+                f"--resume, start it over with --overwrite, or choose another {self._name_flag}"
+            )
+        self.manifest.remove_listed()  # --overwrite: start over with nothing of the old run mixed in
+
+    def write(self, path: Path, write, hashed: bool = True) -> Path:
+        """``write(temporary_path)`` renamed to ``path`` (in the folder), listed in the manifest; refuses to
+        replace a file the job did not write."""
+        path = Path(path)
+        if path.exists() and not self.manifest.owns(path):
+            raise FolderTaken(f"{path} was not written by this {self.job}; it stays as it is (move it away)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.manifest.record_pending(path)  # a write cut short leaves a temporary file the folder still owns
+        write_atomically(path, write)
+        return self.manifest.record(path, hashed)
+
+    def record(self, path: Path, hashed: bool = False) -> Path:
+        """List a file that a library wrote into the folder (a log) as the job's own."""
+        return self.manifest.record(path, hashed)
+
+    def verify(self, path: Path) -> Path:
+        """``path``, if this job wrote it and it has not changed since (raises :class:`UntrustedFile`)."""
+        return self.manifest.verify(path)
 
     def __exit__(self, *exc) -> None:
         if self._lock is not None:
@@ -122,7 +216,7 @@ def checkpoints(run_dir: Path) -> list[Path]:
 
 
 def load_newest_readable(run_dir: Path, load):
-    """``load(path)`` of the newest checkpoint that loads; a corrupt one is skipped with a warning.
+    """``load(path)`` of the newest checkpoint that loads; a corrupt or unverified one is skipped with a warning.
     Returns ``(path, loaded)`` or ``(None, None)``."""
     for path in checkpoints(run_dir):
         try:

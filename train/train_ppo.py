@@ -17,6 +17,7 @@ its newest readable checkpoint; ``--overwrite`` starts over.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import json
@@ -36,12 +37,14 @@ from . import resume_point
 from .cli import add_dataclass_flags, arg, from_namespace, new_parser
 from .evaluate import PairedDeals, play_paired
 from .run_folder import (
+    NothingToResume,
+    OtherSettings,
+    Refused,
     RunFolder,
     checkpoints,
     load_newest_readable,
     recorded_settings,
     settings_difference,
-    write_atomically,
 )
 
 
@@ -191,7 +194,7 @@ def vecnormalize_path(checkpoint: Path) -> Path:
     return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
 
 
-def make_callbacks(args: Args, run_dir: Path, run_state: dict):
+def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
     class PairedEvaluation(BaseCallback):
@@ -203,7 +206,7 @@ def make_callbacks(args: Args, run_dir: Path, run_state: dict):
                 args.eval_deals, args.num_players, len(args.opponents), stream_seed(args.seed, "evaluation deals")
             )
             # a resumed run keeps the best model it already had unless a new evaluation beats it
-            earlier = list(csv.reader(open(run_dir / "eval.csv"))) if (run_dir / "eval.csv").exists() else []
+            earlier = read_rows(folder.path / "eval.csv")
             self.best = max((float(row[2]) for row in earlier), default=-np.inf)
             self.next_eval = 0
             self.random_chips = None
@@ -227,11 +230,12 @@ def make_callbacks(args: Args, run_dir: Path, run_state: dict):
             self.logger.record("eval/chips_per_deal", float(chips.mean()))
             self.logger.record("eval/diff_vs_random", mean)
             self.logger.record("eval/diff_vs_random_ci95", ci)
-            with open(run_dir / "eval.csv", "a", newline="") as f:
+            with open(folder.path / "eval.csv", "a", newline="") as f:
                 csv.writer(f).writerow([self.num_timesteps, float(chips.mean()), mean, ci])
+            folder.record(folder.path / "eval.csv")
             if mean > self.best:
                 self.best = mean
-                save_model(self.model, run_dir / "best_model.zip", trained_on(args))
+                folder.write(folder.path / "best_model.zip", lambda p: save_model(self.model, p, trained_on(args)))
 
         def _on_training_end(self) -> None:
             self.evaluate()
@@ -248,7 +252,7 @@ def make_callbacks(args: Args, run_dir: Path, run_state: dict):
             run_state["point"] = resume_point.capture(self.model)
             if self.num_timesteps >= self.next_save:
                 self.next_save = self.num_timesteps + args.checkpoint_every
-                save_checkpoint(self.model, run_dir, run_state["point"])
+                save_checkpoint(self.model, folder, run_state["point"])
 
         def _on_step(self) -> bool:
             return True
@@ -256,17 +260,17 @@ def make_callbacks(args: Args, run_dir: Path, run_state: dict):
     return [AtomicCheckpoints(), PairedEvaluation()]
 
 
-def save_checkpoint(model, run_dir: Path, point=None) -> Path:
+def save_checkpoint(model, folder: RunFolder, point=None) -> Path:
     """``checkpoints/ppo_<steps>_steps.zip``, its reward-normalisation stats and its resume point, each
-    written to a temporary file and renamed; the zip last, so a checkpoint that exists has the others."""
-    path = run_dir / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    written to a temporary file, renamed and hashed in the run's manifest; the zip last, so a checkpoint that
+    exists has the others. (These are SB3 and pickle files: a resume loads them only if the hashes match.)"""
+    path = folder.path / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
     env = model.get_env()
     if env is not None and hasattr(env, "save"):
-        write_atomically(vecnormalize_path(path), lambda p: env.save(str(p)))
+        folder.write(vecnormalize_path(path), lambda p: env.save(str(p)))
     if point is not None:
-        resume_point.save(point, path, write_atomically)
-    write_atomically(path, lambda p: model.save(p))
+        folder.write(resume_point.path_for(path), lambda p: resume_point.save(point, p))
+    folder.write(path, lambda p: model.save(p))
     return path
 
 
@@ -282,9 +286,18 @@ class LivePolicy(agents.Policy):
         return np.asarray(actions, np.int64)
 
 
-def plot_learning_curve(run_dir: Path) -> Path | None:
+def read_rows(path: Path) -> list[list[str]]:
+    """The rows of a CSV file ([] when there is none)."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def plot_learning_curve(folder: RunFolder) -> Path | None:
     """learning_curve.png from eval.csv: paired chips per deal vs random lead choice, with 95% CIs."""
-    rows = list(csv.reader(open(run_dir / "eval.csv"))) if (run_dir / "eval.csv").exists() else []
+    run_dir = folder.path
+    rows = read_rows(run_dir / "eval.csv")
     if not rows:
         return None
     import matplotlib
@@ -300,8 +313,7 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
     ax.set_ylabel("chips per deal vs random lead (paired, 95% CI)")
     ax.set_title(run_dir.name)
     fig.tight_layout()
-    path = run_dir / "learning_curve.png"
-    fig.savefig(path, dpi=120)
+    path = folder.write(run_dir / "learning_curve.png", lambda p: fig.savefig(p, dpi=120, format="png"))
     plt.close(fig)
     return path
 
@@ -309,8 +321,8 @@ def plot_learning_curve(run_dir: Path) -> Path | None:
 def train(args: Args) -> Path:
     """Train (or resume) a run in its own folder; return the path of its final model."""
     run_dir = Path(args.out_dir) / args.run_name
-    with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite):
-        return _train(args, run_dir)
+    with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite) as folder:
+        return _train(args, folder)
 
 
 def train_or_reuse(args: Args) -> Path:
@@ -321,7 +333,7 @@ def train_or_reuse(args: Args) -> Path:
     recorded = recorded_settings(run_dir)
     difference = [] if recorded is None else settings_difference(recorded, dataclasses.asdict(args))
     if difference and not args.overwrite:
-        raise ValueError(
+        raise OtherSettings(
             f"{run_dir} holds a run with other settings ({'; '.join(difference)}); "
             "choose another --run-name, or --overwrite to replace it"
         )
@@ -341,42 +353,45 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
-def _train(args: Args, run_dir: Path) -> Path:
+def _train(args: Args, folder: RunFolder) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import Logger, make_output_format
     from stable_baselines3.common.vec_env import VecNormalize
 
     torch.set_num_threads(args.threads)
+    run_dir = folder.path
     env = make_vec_env(args, args.seed)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
 
-        def load(path):
+        def load(path):  # SB3 zips and pickles: only the ones this run wrote, unchanged (the manifest's hashes)
             stats = vecnormalize_path(path)
-            resumed_env = VecNormalize.load(str(stats), env.venv) if stats.exists() else env
-            return MaskablePPO.load(path, env=resumed_env, device="cpu")
+            resumed_env = VecNormalize.load(str(folder.verify(stats)), env.venv) if stats.exists() else env
+            return MaskablePPO.load(folder.verify(path), env=resumed_env, device="cpu")
 
         checkpoint, model = load_newest_readable(run_dir, load)
         if model is None:
-            raise FileNotFoundError(
+            raise NothingToResume(
                 f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
             )
         env = model.get_env()
-        point = resume_point.load(checkpoint)
+        point = resume_point.load(checkpoint, folder.verify)
         if point is not None and point.env is not None:  # exactly where the run was
             resume_point.restore(model, point)
         else:  # an older checkpoint: new deals, not the first ones again
             env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))
             point = None
+        drop_rows_after(folder, model.num_timesteps)
         print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     else:
         model = new_model(args, env)
-    model.set_logger(
-        Logger(
-            str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), make_output_format("tensorboard", str(run_dir))]
-        )
-    )
+    tensorboard = make_output_format("tensorboard", str(run_dir))
+    model.set_logger(Logger(str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), tensorboard]))
+    folder.record(run_dir / "progress.csv")
+    for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
+        if not folder.manifest.owns(events):
+            folder.record(events)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     run_state = {"point": point}  # the latest resume point, then one taken where each rollout starts
     started = time.perf_counter()
@@ -387,10 +402,10 @@ def _train(args: Args, run_dir: Path) -> Path:
 
             torch.manual_seed(stream_seed(args.seed, "network"))
             report = distill(model, args)
-            write_atomically(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
-            save_model(model, run_dir / "distilled_model.zip", trained_on(args))
+            folder.write(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
+            folder.write(run_dir / "distilled_model.zip", lambda p: save_model(model, p, trained_on(args)))
             run_state["point"] = resume_point.capture(model)
-            save_checkpoint(model, run_dir, run_state["point"])  # step 0: a resume keeps the distillation
+            save_checkpoint(model, folder, run_state["point"])  # step 0: a resume keeps the distillation
             distilling = False
         if run_state["point"] is None:
             run_state["point"] = resume_point.capture(model)
@@ -398,7 +413,7 @@ def _train(args: Args, run_dir: Path) -> Path:
         if remaining > 0:
             model.learn(
                 remaining,
-                callback=make_callbacks(args, run_dir, run_state),
+                callback=make_callbacks(args, folder, run_state),
                 progress_bar=args.progress,
                 reset_num_timesteps=checkpoint is None,
             )
@@ -408,16 +423,15 @@ def _train(args: Args, run_dir: Path) -> Path:
             raise
         if run_state["point"] is not None:  # back to where the current rollout started: nothing half-done
             resume_point.restore(model, run_state["point"])
-        path = save_checkpoint(model, run_dir, run_state["point"])
+        path = save_checkpoint(model, folder, run_state["point"])
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
-    final = run_dir / "final_model.zip"
-    save_model(model, final, trained_on(args))
+    final = folder.write(run_dir / "final_model.zip", lambda p: save_model(model, p, trained_on(args)))
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
-        save_model(model, run_dir / "best_model.zip", trained_on(args))
-    curve = plot_learning_curve(run_dir)
+        folder.write(run_dir / "best_model.zip", lambda p: save_model(model, p, trained_on(args)))
+    curve = plot_learning_curve(folder)
     elapsed = time.perf_counter() - started
     print(f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min; model: {final}; curve: {curve}")
     return final
@@ -463,6 +477,27 @@ def new_model(args: Args, env):
     )
 
 
+def drop_rows_after(folder: RunFolder, steps: int) -> None:
+    """Rows of progress.csv and eval.csv logged after ``steps`` (the point a resume restored) are gone from
+    the run's history: drop them, so the learning curve never repeats timesteps or runs backwards."""
+    for name, column in (("progress.csv", "time/total_timesteps"), ("eval.csv", None)):
+        rows = read_rows(folder.path / name)
+        if not rows:
+            continue
+        header, body = (rows[0], rows[1:]) if column else ([], rows)
+        index = header.index(column) if column in header else 0
+        if column and column not in header:
+            continue
+        kept = [row for row in body if not row[index] or float(row[index]) <= steps]
+        if len(kept) < len(body):
+
+            def write(path, rows=[header] * bool(header) + kept):
+                with open(path, "w", newline="") as f:
+                    csv.writer(f).writerows(rows)
+
+            folder.write(folder.path / name, write, hashed=False)
+
+
 def ResumableCSV(filename: str):
     """SB3's CSV log, continued rather than rewritten when the file exists (a resumed run keeps its rows)."""
     from stable_baselines3.common.logger import CSVOutputFormat
@@ -484,7 +519,21 @@ def parser():
 
 def main(argv=None) -> Path:
     job = parser()
-    return train(from_namespace(Args, job.parse_args(argv), job))
+    args = from_namespace(Args, job.parse_args(argv), job)
+    with refusals_and_interrupts(job):
+        return train(args)
+
+
+@contextlib.contextmanager
+def refusals_and_interrupts(job):
+    """A refusal (busy, taken or other settings: see run_folder.Refused) as one line and exit status 2; Ctrl-C
+    or SIGTERM, after the run has saved and said so, as exit status 130 or 143 without a traceback."""
+    try:
+        yield
+    except Refused as error:
+        job.error(str(error))
+    except KeyboardInterrupt as interrupt:
+        raise SystemExit(143 if isinstance(interrupt, _Terminated) else 130) from None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,179 @@
+"""The project's model file: a policy network as tensors plus JSON, loaded without unpickling anything.
+
+A Stable-Baselines3 zip keeps pickled Python objects in its ``data`` entry, and loading one runs whatever
+code they name: a model file from someone else would be a program. This format holds only
+
+- ``snipsnap_policy.json``: the policy's kind (a name from :data:`POLICY_KINDS`, the project's own classes),
+  its sizes, the observation layout it was trained on and the tables it learned;
+- ``policy.safetensors``: the network's weights (safetensors: tensors and a JSON header, no code).
+
+Loading builds the named class with the recorded sizes and loads the weights into it; every field is
+checked, so a damaged or hostile file is refused with a message instead of running or allocating anything
+unexpected. (Needs the training extras: torch, sb3-contrib, safetensors.)
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from snipsnap_env.engine import NUM_ACTIONS
+from snipsnap_env.observation import HIGH, LAYOUT, LOW, OBS_DIM
+
+FORMAT = "snipsnap-policy"
+VERSION = 1
+META_FILE = "snipsnap_policy.json"
+WEIGHTS_FILE = "policy.safetensors"
+MAX_LAYER = 4096  # units per layer a file may ask for
+MAX_LAYERS = 8
+MAX_WEIGHTS_BYTES = 256 << 20
+
+
+def _policy_classes() -> dict:
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from .rank_policy import RankSharedPolicy
+
+    return {"mlp": MaskableActorCriticPolicy, "rank_shared": RankSharedPolicy}
+
+
+POLICY_KINDS = ("mlp", "rank_shared")
+
+
+def is_policy_file(path: str | Path) -> bool:
+    """Whether ``path`` is a zip in this format (it holds ``snipsnap_policy.json``)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return META_FILE in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def describe(policy) -> dict:
+    """The JSON description of an SB3 policy network of one of :data:`POLICY_KINDS`; refuses others."""
+    import torch
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    from .rank_policy import RankSharedPolicy
+
+    params = policy._get_constructor_parameters()
+    extractor = params.get("features_extractor_class")
+    if params.get("activation_fn") is not torch.nn.Tanh or extractor is not FlattenExtractor:
+        raise ValueError("only policies with SB3's default Tanh activations and flat features can be saved")
+    kwargs = {"net_arch": params["net_arch"]}
+    if isinstance(policy, RankSharedPolicy):
+        kind = "rank_shared"
+        kwargs.update(rank_context=policy.rank_context, rank_hidden=policy.rank_hidden)
+    elif type(policy).__name__ == "MaskableActorCriticPolicy":
+        kind = "mlp"
+    else:
+        raise ValueError(f"cannot save a {type(policy).__name__}; known kinds: {', '.join(POLICY_KINDS)}")
+    return {"policy": kind, "policy_kwargs": kwargs}
+
+
+def save_policy(policy, path: str | Path, extra: dict | None = None) -> Path:
+    """Write ``policy`` (an SB3 MaskableActorCriticPolicy or RankSharedPolicy) to ``path`` in this format;
+    ``extra`` (JSON values: ``trained_on``, ``num_timesteps``) goes into its metadata."""
+    from safetensors.torch import save
+
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        **describe(policy),
+        "observation_dim": OBS_DIM,
+        "num_actions": NUM_ACTIONS,
+        "layout": [list(field) for field in LAYOUT],
+        **(extra or {}),
+    }
+    tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in policy.state_dict().items()}
+    path = Path(path)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(META_FILE, json.dumps(meta, indent=1))
+        archive.writestr(WEIGHTS_FILE, save(tensors))
+    return path
+
+
+def _sizes(value, what: str) -> list[int]:
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_LAYERS
+        or not all(type(v) is int and 1 <= v <= MAX_LAYER for v in value)
+    ):
+        raise ValueError(f"{what} must be a list of at most {MAX_LAYERS} sizes from 1 to {MAX_LAYER}, got {value!r}")
+    return value
+
+
+def _checked_kwargs(kind: str, kwargs) -> dict:
+    """The constructor keywords of a ``kind`` policy from its JSON, every value checked."""
+    allowed = {"net_arch"} | ({"rank_context", "rank_hidden"} if kind == "rank_shared" else set())
+    if not isinstance(kwargs, dict) or not set(kwargs) <= allowed:
+        raise ValueError(f"policy_kwargs must be an object with keys among {sorted(allowed)}, got {kwargs!r}")
+    checked = {}
+    arch = kwargs.get("net_arch", [])
+    if isinstance(arch, dict):
+        if not set(arch) <= {"pi", "vf"}:
+            raise ValueError(f"net_arch may name 'pi' and 'vf' only, got {sorted(arch)}")
+        checked["net_arch"] = {key: _sizes(value, f"net_arch[{key!r}]") for key, value in arch.items()}
+    else:
+        checked["net_arch"] = _sizes(arch, "net_arch")
+    for name in ("rank_context", "rank_hidden"):
+        if name in kwargs:
+            checked[name] = _sizes([kwargs[name]], name)[0]
+    return checked
+
+
+def _is_field(field) -> bool:
+    return isinstance(field, list) and len(field) == 2 and isinstance(field[0], str) and type(field[1]) is int
+
+
+def load_policy(path: str | Path):
+    """``(network, meta)`` from a file in this format: the policy network in evaluation mode on the CPU, and
+    its metadata. Nothing in the file is executed; a file that does not fit is refused with a ValueError."""
+    import torch
+    from gymnasium import spaces
+    from safetensors.torch import load
+
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = {info.filename: info for info in archive.infolist()}
+            if META_FILE not in infos or WEIGHTS_FILE not in infos:
+                raise ValueError(f"it lacks {META_FILE} or {WEIGHTS_FILE}")
+            if infos[WEIGHTS_FILE].file_size > MAX_WEIGHTS_BYTES or infos[META_FILE].file_size > 1 << 20:
+                raise ValueError("its entries are larger than any policy of this project")
+            meta = json.loads(archive.read(META_FILE))
+            weights = archive.read(WEIGHTS_FILE)
+    except (OSError, zipfile.BadZipFile, ValueError) as error:
+        raise ValueError(f"{path} is not a readable policy file ({error})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{path}: {META_FILE} does not describe a {FORMAT} file")
+    if meta.get("version") != VERSION:
+        raise ValueError(f"{path} is version {meta.get('version')!r} of the format; this snipsnap reads {VERSION}")
+    layout = meta.get("layout")
+    if not (isinstance(layout, list) and all(_is_field(field) for field in layout)):
+        raise ValueError(f"{path}: its observation layout is not a list of [name, size] pairs")
+    kind = meta.get("policy")
+    if kind not in POLICY_KINDS:
+        raise ValueError(f"{path} names the policy kind {kind!r}; known: {', '.join(POLICY_KINDS)}")
+    if meta.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(f"{path} was trained for {meta.get('num_actions')!r} actions; expected {NUM_ACTIONS}")
+    if meta.get("observation_dim") != OBS_DIM:
+        raise ValueError(
+            f"{path} was trained for observations of size {meta.get('observation_dim')!r}; this version of "
+            f"snipsnap_env makes observations of size {OBS_DIM}: retrain the model"
+        )
+    try:
+        kwargs = _checked_kwargs(kind, meta.get("policy_kwargs", {}))
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    network = _policy_classes()[kind](
+        spaces.Box(LOW, HIGH, shape=(OBS_DIM,)), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs
+    )
+    try:
+        tensors = load(weights)
+        network.load_state_dict(tensors, strict=True)
+    except Exception as error:  # safetensors' own errors, missing or misshapen tensors
+        raise ValueError(f"{path}: its weights do not fit a {kind} policy of these sizes ({error})") from None
+    network.set_training_mode(False)
+    return network.to(torch.device("cpu")), meta
