@@ -173,17 +173,62 @@ def test_a_run_interrupted_during_distillation_leaves_no_checkpoint_to_resume(tm
     assert "no readable checkpoint" in refusal(capsys, argv + ["--resume"])
 
 
-@pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGKILL])
-def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path, signal_):
+# Runs ``train.train_ppo`` with the given flags and sends the process ``signal`` when the run reaches a
+# chosen point: ``rollout`` (the first env step at or after timestep ``at``) or ``update`` (the ``at``-th
+# optimizer step, inside a PPO update). A hook, not a timer, so the test fails or passes the same every time.
+KILLED_AT = """
+import os, signal, sys
+import torch
+from stable_baselines3.common.callbacks import BaseCallback
+from train import train_ppo
+point, at, sig = sys.argv[1], int(sys.argv[2]), getattr(signal, sys.argv[3])
+if point == "rollout":
+    class Kill(BaseCallback):
+        def _on_step(self):
+            if self.num_timesteps >= at:
+                os.kill(os.getpid(), sig)
+            return True
+    real = train_ppo.make_callbacks
+    train_ppo.make_callbacks = lambda *a: real(*a) + [Kill()]
+else:
+    real_step, steps = torch.optim.Adam.step, []
+    def step(self, *args, **kwargs):
+        steps.append(1)
+        if len(steps) == at:
+            os.kill(os.getpid(), sig)
+        return real_step(self, *args, **kwargs)
+    torch.optim.Adam.step = step
+train_ppo.main(sys.argv[4:])
+"""
+
+
+def run_killed_at(point: str, at: int, signal_name: str, argv: list[str]) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", KILLED_AT, point, str(at), signal_name, *argv]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize("point, at", [("rollout", 900), ("update", 37)])
+def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path, signal_name, point, at):
+    """The uninterrupted run and the first part of the killed one run in fresh processes, the resume in this
+    one, where compiled kernels have already run: every process must do the same arithmetic (this caught
+    numba's thread pool resetting torch's thread count, agents.threads)."""
+    import numba
     import torch
 
-    steps = 6144
-    train_ppo.main(run_args(tmp_path / "whole", steps))
-    process = start_training(tmp_path / "cut", steps)
-    wait_for_checkpoints(tmp_path / "cut" / "r", 3, process)
-    process.send_signal(signal_)
-    output = process.communicate(timeout=60)[0]
-    assert "trained" not in output, "the run ended before it was killed: make it longer"
+    numba.get_num_threads()  # this process has started numba's threads, as one that ran kernels has
+    steps = 2048
+    whole = subprocess.run(
+        [sys.executable, "-m", "train.train_ppo", *run_args(tmp_path / "whole", steps)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    cut = run_killed_at(point, at, signal_name, run_args(tmp_path / "cut", steps))
+    assert cut.returncode != 0 and "trained" not in cut.stdout, "the run ended before it was killed"
+    assert ("interrupted: saved" in cut.stdout) == (signal_name == "SIGINT"), cut.stdout + cut.stderr
     train_ppo.main(run_args(tmp_path / "cut", steps, "--resume"))
     whole = load_policy(tmp_path / "whole" / "r" / "final_model.zip")[0].state_dict()
     resumed = load_policy(tmp_path / "cut" / "r" / "final_model.zip")[0].state_dict()

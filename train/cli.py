@@ -8,7 +8,8 @@ flag               meaning
 ``--opponents``    the opponents' pool: agent names, one drawn per seat per deal
 ``--seed``         the seed every random stream of the job derives from (0 or more)
 ``--deals``        paired deals to evaluate on
-``--out``          the folder results are written to
+``--out``          the folder results are written to (default ``results/<job>/<settings hash>``)
+``--overwrite``    replace what a job of ours wrote in that folder (never anything else)
 ``--runs``         the folder training runs live in (``<runs>/<run-name>``)
 =================  ===========================================================================
 
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import numbers
 import typing
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
@@ -33,36 +36,60 @@ def players(text: str) -> int:
     return value
 
 
-def whole(text: str) -> int:
-    """An argparse type: a whole number."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+class Number:
+    """A rule for a numeric setting, used both as an argparse type (text in) and for a dataclass field (value
+    in, through :func:`check_fields`), so that a flag and its Python twin are refused alike, before any work.
+    NaN and infinities are never allowed."""
 
+    def __init__(self, kind: type, test, allowed: str):
+        self.kind, self.test, self.allowed = kind, test, allowed
+        self.__name__ = allowed  # argparse names the type in some messages
 
-def at_least(minimum: int):
-    """An argparse type: a whole number of at least ``minimum``."""
-
-    def check(text: str) -> int:
-        value = whole(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value}; allowed: a whole number of at least {minimum}")
+    def __call__(self, text: str):
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {self._noun()}") from None
+        if not self._fits(value):
+            raise argparse.ArgumentTypeError(f"{value}; allowed: {self.allowed}")
         return value
 
-    check.__name__ = f"at_least_{minimum}"
-    return check
+    def _noun(self) -> str:
+        return "a whole number" if self.kind is int else "a number"
+
+    def _fits(self, value) -> bool:
+        return math.isfinite(value) and bool(self.test(value))
+
+    def check(self, name: str, value):
+        """``value`` if it fits the rule, else a ValueError that names the setting, the value and the rule."""
+        numeric = isinstance(value, numbers.Integral if self.kind is int else numbers.Real)
+        if isinstance(value, bool) or not numeric or not self._fits(value):
+            raise ValueError(f"{name} got {value!r}; allowed: {self.allowed}")
+        return value
 
 
-def positive_float(text: str) -> float:
-    """An argparse type: a number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{value}; allowed: a number above 0")
-    return value
+def at_least(minimum: int) -> Number:
+    """A whole number of at least ``minimum``."""
+    return Number(int, lambda v: v >= minimum, f"a whole number of at least {minimum}")
+
+
+whole = Number(int, lambda v: True, "a whole number")
+positive_float = Number(float, lambda v: v > 0, "a number above 0")
+non_negative_float = Number(float, lambda v: v >= 0, "a number of at least 0")
+fraction = Number(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")
+port = Number(int, lambda v: 0 <= v <= 65535, "a port from 1 to 65535, or 0 for any free port")
+
+
+def check_fields(instance) -> None:
+    """Check every field of a dataclass instance whose ``arg(..., check=...)`` names a :class:`Number`
+    (each element of a tuple field)."""
+    for field in dataclasses.fields(instance):
+        rule = field.metadata.get("check")
+        if rule is None:
+            continue
+        value = getattr(instance, field.name)
+        for item in value if isinstance(value, tuple) else (value,):
+            rule.check(field.name, item)
 
 
 FLAGS = {
@@ -71,7 +98,10 @@ FLAGS = {
     "opponents": dict(nargs="+", default=["random"], help="the opponents' pool: agent names"),
     "seed": dict(type=at_least(0), default=0, help="seed of every random stream of the job"),
     "deals": dict(type=at_least(2), default=20_000, help="paired deals to evaluate on"),
-    "out": dict(default="results", help="folder for the results"),
+    "out": dict(default=None, help="folder for the results (default: results/<job>/<settings hash>)"),
+    "overwrite": dict(
+        action="store_true", help="replace the results of other settings in --out (only files a job of ours wrote)"
+    ),
     "runs": dict(default="runs", help="folder of training runs"),
 }
 
@@ -126,7 +156,34 @@ def parse(cls, argv=None, description: str | None = None):
     return from_namespace(cls, parser.parse_args(argv), parser)
 
 
-def arg(default, help: str, flag: str | None = None):
-    """A dataclass field with a help text (and a flag name when it is not the field's own)."""
-    metadata = {"help": help, **({"flag": flag} if flag else {})}
+def arg(default, help: str, flag: str | None = None, check: Number | None = None):
+    """A dataclass field with a help text (and a flag name when it is not the field's own, and the rule its
+    values must fit, checked by :func:`check_fields`)."""
+    metadata = {"help": help, **({"flag": flag} if flag else {}), **({"check": check} if check else {})}
     return dataclasses.field(default=default, metadata=metadata)
+
+
+class _Silent:
+    """What :func:`progress_bar` gives without tqdm: the same calls, nothing shown."""
+
+    def __init__(self, iterable=None, **_):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(iterable=None, **options):
+    """A tqdm progress bar (``options`` are tqdm's); without tqdm (a core install, no training extras) the
+    job runs the same with no bar."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _Silent(iterable, **options)
+    return tqdm(iterable, **options)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -26,7 +26,9 @@ from snipsnap_env.cards import NUM_CARDS
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
-from .cli import add_flag, add_table_flags, new_parser
+from .cli import add_flag, add_table_flags, new_parser, progress_bar
+from .results_folder import pyplot, results_folder
+from .run_folder import Refused
 
 Z95 = 1.959964
 
@@ -185,21 +187,25 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def save_results(tables: list[list[Row]], out_dir: Path, title: str) -> None:
-    """Write results.md, .csv, .json and results.png (the first table as a bar chart with 95% CIs)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def save_results(tables: list[list[Row]], folder, title: str) -> None:
+    """Write results.md, .csv, .json and results.png (the first table as a bar chart with 95% CIs) into
+    ``folder`` (a train.results_folder)."""
+    out_dir = folder.path
     rows = [row for table in tables for row in table]
-    (out_dir / "results.md").write_text(title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n")
-    with open(out_dir / "results.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
-        writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
-    (out_dir / "results.json").write_text(json.dumps([asdict(row) for row in rows], indent=2))
-    import matplotlib
+    markdown = title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n"
+    folder.write(out_dir / "results.md", lambda p: p.write_text(markdown))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def write_csv(path):
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+            writer.writeheader()
+            writer.writerows(asdict(row) for row in rows)
 
+    folder.write(out_dir / "results.csv", write_csv)
+    folder.write(out_dir / "results.json", lambda p: p.write_text(json.dumps([asdict(row) for row in rows], indent=2)))
+    plt = pyplot()
+    if plt is None:
+        return
     rows, reference = tables[0], tables[0][0].reference
     fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 4))
     names = [row.name for row in rows]
@@ -214,16 +220,23 @@ def save_results(tables: list[list[Row]], out_dir: Path, title: str) -> None:
     ax.set_ylabel(f"chips per deal vs {reference} (paired, 95% CI)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(out_dir / "results.png", dpi=120)
+    folder.write(out_dir / "results.png", lambda p: fig.savefig(p, dpi=120, format="png"))
     plt.close(fig)
 
 
-def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = ()):
+TRUST_HELP = (
+    "also load ppo:<file> models that are Stable-Baselines3 zips: SB3 unpickles them, which runs any code in "
+    "the file, so use this only for files from a source you trust"
+)
+
+
+def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
     """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
-    when they are one policy the kernel plays, else as random."""
+    when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
+    Stable-Baselines3 zip (which runs the file's pickled code)."""
     name, _, option = spec.partition(":")
     if name == "ppo":
-        return agents.make("ppo", path=option or None, seed=seed)
+        return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
     if name == "pimc":
         if option and not option.isdigit():
             raise ValueError(f"candidate {spec!r}: write pimc:<samples>, e.g. pimc:128")
@@ -246,11 +259,16 @@ def evaluate(
     chunk: int = 8192,
     out_dir: str | None = None,
     quiet: bool = False,
+    overwrite: bool = False,
+    argv: list[str] | None = None,
+    trust_model: bool = False,
 ) -> list[Row]:
     """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
 
     Returns the rows against ``reference``; ``compare_to`` adds a table of differences to each of
-    those candidates too.
+    those candidates too. ``out_dir=""`` writes to ``results/evaluate/<settings hash>``; an existing folder
+    is rewritten only if it holds this job's results for the same settings, or with ``overwrite``
+    (train.results_folder); ``argv`` is the command line recorded in its provenance.
     """
     check_num_players(num_players)
     if deals < 2:
@@ -260,16 +278,39 @@ def evaluate(
     for name in (reference, *compare_to):
         if name not in candidates:
             candidates = [name, *candidates]
-    if out_dir:
-        check_writable(Path(out_dir))
     # fail early on a bad name or file
-    policies = {spec: make_candidate(spec, seed, tuple(opponents)) for spec in candidates}
+    policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    if out_dir is None:
+        return _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet)[
+            0
+        ][0]
+    settings = {
+        "candidates": list(candidates),
+        "opponents": list(opponents),
+        "players": num_players,
+        "rules": rules,
+        "deals": deals,
+        "seed": seed,
+        "references": [reference, *compare_to],
+    }
+    with results_folder(out_dir, "evaluate", settings, overwrite, argv) as folder:
+        tables, title = _measure(
+            policies, opponents, num_players, rules, deals, seed, settings["references"], chunk, quiet
+        )
+        save_results(tables, folder, title)
+        if not quiet:
+            print(f"results written to {folder.path}")
+    return tables[0]
+
+
+def _measure(policies: dict, opponents, num_players, rules, deals, seed, references, chunk, quiet):
+    """The tables of differences to each of ``references``, and their title (printed unless ``quiet``)."""
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
-    progress = _progress_bar(deals * len(candidates), quiet)
+    progress = progress_bar(total=deals * len(policies), unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
     started = time.perf_counter()
     results = play_candidates(policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update)
     progress.close()
-    tables = [summarise(results, name) for name in (reference, *compare_to)]
+    tables = [summarise(results, name) for name in references]
     title = (
         f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
         f"seed {seed} ({time.perf_counter() - started:.0f} s)"
@@ -277,26 +318,7 @@ def evaluate(
     if not quiet:
         print(title)
         print("\n\n".join(format_table(table) for table in tables))
-    if out_dir:
-        save_results(tables, Path(out_dir), title)
-    return tables[0]
-
-
-def check_writable(folder: Path) -> None:
-    """Fail before the work, not after it, when results could not be written to ``folder``."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".write_test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as error:
-        raise ValueError(f"cannot write results to {folder}: {error.strerror or error}") from None
-
-
-def _progress_bar(total: int, quiet: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
+    return tables, title
 
 
 def parser() -> argparse.ArgumentParser:
@@ -311,9 +333,11 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "opponents")
     add_table_flags(job)
     add_flag(job, "deals")
-    job.add_argument("--reference", default="random")
+    job.add_argument("--reference", default="random", help="the candidate every difference is taken to")
     job.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
-    add_flag(job, "out", help="folder for results.md/.csv/.json/.png")
+    add_flag(job, "out", help="folder for results.md/.csv/.json/.png (default: results/evaluate/<settings hash>)")
+    add_flag(job, "overwrite")
+    job.add_argument("--trust-model", action="store_true", help=TRUST_HELP)
     return job
 
 
@@ -330,9 +354,12 @@ def main(argv=None) -> list[Row]:
             args.seed,
             args.reference,
             tuple(args.compare_to),
-            out_dir=args.out,
+            out_dir=args.out or "",
+            overwrite=args.overwrite,
+            argv=sys.argv[1:] if argv is None else list(argv),
+            trust_model=args.trust_model,
         )
-    except (ValueError, FileNotFoundError) as error:  # bad names, table sizes, model files: no traceback
+    except (ValueError, FileNotFoundError, Refused) as error:  # bad names, sizes, model files, folders: no traceback
         job.error(str(error))
 
 

@@ -12,31 +12,32 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 import time
 from dataclasses import asdict
-from pathlib import Path
-
-from tqdm import tqdm
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from .cli import add_flag, new_parser
-from .evaluate import evaluate
+from .cli import add_flag, new_parser, progress_bar
+from .evaluate import evaluate, make_candidate
+from .results_folder import pyplot, results_folder
+from .run_folder import Refused
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
 
 
-def ladder(players, opponents, candidates, rules: str, deals: int, seed: int, out: Path) -> list[dict]:
-    """Evaluate every candidate in every (table size, opponent pool) cell; write and return the rows."""
-    out.mkdir(parents=True, exist_ok=True)
+def ladder(players, opponents, candidates, rules: str, deals: int, seed: int, folder=None) -> list[dict]:
+    """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
+    ``folder`` (a train.results_folder), if given."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
     started = time.perf_counter()
-    for n, pool in tqdm(cells, desc="ladder", unit="cell"):
+    for n, pool in progress_bar(cells, desc="ladder", unit="cell"):
         table = evaluate(candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True)
         rows += [{"players": n, "opponents": pool, **asdict(row)} for row in table]
     title = f"rules {rules}, {deals:,} paired deals per cell, seed {seed} ({time.perf_counter() - started:.0f} s)"
-    save(rows, title, out)
+    if folder is not None:
+        save(rows, title, folder)
     return rows
 
 
@@ -59,18 +60,22 @@ def format_markdown(rows: list[dict], title: str) -> str:
     return "\n".join(lines)
 
 
-def save(rows: list[dict], title: str, out: Path) -> None:
-    """ladder.md, .csv, .json and ladder.png."""
-    (out / "ladder.md").write_text(format_markdown(rows, title))
-    with open(out / "ladder.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "ladder.json").write_text(json.dumps({"title": title, "rows": rows}, indent=2))
-    import matplotlib
+def save(rows: list[dict], title: str, folder) -> None:
+    """ladder.md, .csv, .json and ladder.png in ``folder`` (a train.results_folder)."""
+    out = folder.path
+    folder.write(out / "ladder.md", lambda p: p.write_text(format_markdown(rows, title)))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def write_csv(path):
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+    folder.write(out / "ladder.csv", write_csv)
+    folder.write(out / "ladder.json", lambda p: p.write_text(json.dumps({"title": title, "rows": rows}, indent=2)))
+    plt = pyplot()
+    if plt is None:
+        return
 
     pools = list(dict.fromkeys(row["opponents"] for row in rows))
     fig, axes = plt.subplots(1, len(pools), figsize=(6 * len(pools), 4.2), squeeze=False, sharey=True)
@@ -92,7 +97,7 @@ def save(rows: list[dict], title: str, out: Path) -> None:
     axes[0][-1].legend(fontsize=8)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "ladder.png", dpi=110)
+    folder.write(out / "ladder.png", lambda p: fig.savefig(p, dpi=110, format="png"))
     plt.close(fig)
 
 
@@ -105,7 +110,8 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "rules")
     add_flag(job, "deals", help="paired deals per cell")
     add_flag(job, "seed")
-    add_flag(job, "out", default="results/ladder")
+    add_flag(job, "out")
+    add_flag(job, "overwrite")
     return job
 
 
@@ -114,9 +120,19 @@ def main(argv=None) -> list[dict]:
     args = job.parse_args(argv)
     if "most_copies" not in args.candidates:
         args.candidates = ["most_copies", *args.candidates]
+    for spec in args.candidates:  # a bad name or model file: refused before the folder or any work
+        try:
+            make_candidate(spec, 0)
+        except (ValueError, FileNotFoundError) as error:
+            job.error(str(error))
+    settings = {key: getattr(args, key) for key in ("players", "opponents", "candidates", "rules", "deals", "seed")}
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        return ladder(args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, Path(args.out))
-    except (ValueError, FileNotFoundError) as error:
+        with results_folder(args.out, "ladder", settings, args.overwrite, argv) as folder:
+            rows = ladder(args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder)
+            print(f"results written to {folder.path}")
+            return rows
+    except (ValueError, FileNotFoundError, Refused) as error:
         job.error(str(error))
 
 

@@ -24,6 +24,7 @@ import argparse
 import csv
 import json
 import os
+import sys
 import tempfile
 import time
 import zlib
@@ -34,9 +35,10 @@ import numpy as np
 
 import agents
 
-from .cli import add_flag, at_least, new_parser
+from .cli import add_flag, at_least, new_parser, progress_bar
 from .evaluate import PairedDeals, make_candidate, play_candidates, summarise
-from .run_folder import RunFolder, write_atomically
+from .results_folder import pyplot, results_folder
+from .run_folder import Refused
 
 REFERENCE = "most_copies"
 TRAINED = "trained"  # the cell's own policy, with --train
@@ -184,16 +186,15 @@ class OnRay:
         self.ray.shutdown()
 
 
-def run_matrix(settings: Settings, out: Path, runner, runs: str = "runs", progress: bool = True) -> list[dict]:
-    """Every cell of ``settings`` (finished ones read back from ``out/cells``); write and return the rows."""
-    from tqdm import tqdm
-
+def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress: bool = True) -> list[dict]:
+    """Every cell of ``settings`` (finished ones read back from ``<folder>/cells``); write into ``folder`` (a
+    train.results_folder) and return the rows."""
+    out = folder.path
     cells_dir = out / "cells"
-    cells_dir.mkdir(parents=True, exist_ok=True)
-    finished = {cell.key: _read_cell(cells_dir / f"{cell.key}.json") for cell in settings.cells()}
+    finished = {cell.key: read_cell(folder, cell, settings) for cell in settings.cells()}
     todo = [cell for cell in settings.cells() if finished[cell.key] is None]
     units = sum(len(settings.shards(cell)) + settings.train for cell in todo)
-    bar = tqdm(total=units, desc="matrix", unit="unit", disable=not progress)
+    bar = progress_bar(total=units, desc="matrix", unit="unit", disable=not progress)
     started = time.perf_counter()
     pending, shards, owner = [], {}, {}
     for cell in todo:
@@ -209,8 +210,7 @@ def run_matrix(settings: Settings, out: Path, runner, runs: str = "runs", progre
         bar.update(1)
         cell, index = owner[handle]
         if index is None:
-            (out / "models").mkdir(exist_ok=True)
-            write_atomically(out / "models" / f"{cell.key}.zip", lambda p, data=result: p.write_bytes(data))
+            folder.write(out / "models" / f"{cell.key}.zip", lambda p, data=result: p.write_bytes(data))
             continue
         shards.setdefault(cell.key, {})[index] = result
         if len(shards[cell.key]) == len(settings.shards(cell)):  # the cell is complete: merge in shard order
@@ -218,12 +218,12 @@ def run_matrix(settings: Settings, out: Path, runner, runs: str = "runs", progre
             parts = [done[i] for i in range(len(done))]
             merged = {name: np.concatenate([part[name] for part in parts]) for name in settings.agent_names()}
             rows = cell_rows(cell, merged)
-            write_atomically(cells_dir / f"{cell.key}.json", lambda p, r=rows: p.write_text(json.dumps(r, indent=1)))
+            folder.write(cells_dir / f"{cell.key}.json", lambda p, r=rows: p.write_text(json.dumps(r, indent=1)))
             finished[cell.key] = rows
     bar.close()
     rows = [row for cell in settings.cells() for row in finished[cell.key]]
     seconds = time.perf_counter() - started
-    save(settings, rows, out, f"{settings.deals:,} paired deals per cell, seed {settings.seed} ({seconds:.0f} s)")
+    save(settings, rows, folder, f"{settings.deals:,} paired deals per cell, seed {settings.seed} ({seconds:.0f} s)")
     return rows
 
 
@@ -245,14 +245,41 @@ def cell_rows(cell: Cell, chips: dict[str, np.ndarray]) -> list[dict]:
     ]
 
 
-def _read_cell(path: Path) -> list[dict] | None:
-    return json.loads(path.read_text()) if path.exists() else None
+ROW_KEYS = ("players", "rules", "opponents", "agent", "chips_per_deal", "ci95", "gain_over_most_copies", "gain_ci95")
 
 
-def save(settings: Settings, rows: list[dict], out: Path, title: str) -> None:
+def read_cell(folder, cell: Cell, settings: Settings) -> list[dict] | None:
+    """The finished rows of ``cell`` from ``cells/<key>.json``; None when it is not there yet, or is damaged
+    (unreadable, changed since this matrix wrote it, another cell's rows, other agents or deals), which is
+    said, naming the file, and the cell computed again."""
+    path = folder.path / "cells" / f"{cell.key}.json"
+    if not path.exists():
+        return None
+    try:
+        folder.verify(path)
+        rows = json.loads(path.read_text())
+        if not isinstance(rows, list) or not all(isinstance(row, dict) and set(ROW_KEYS) <= set(row) for row in rows):
+            raise ValueError("not a list of matrix rows")
+        if any(
+            (row["players"], row["rules"], row["opponents"]) != (cell.players, cell.rules, cell.opponents)
+            for row in rows
+        ):
+            raise ValueError("it holds another cell's rows")
+        if [row["agent"] for row in rows] != settings.agent_names() or any(
+            row["deals"] != settings.deals for row in rows
+        ):
+            raise ValueError("its agents or deals are not this matrix's")
+    except (ValueError, KeyError) as error:  # JSONDecodeError and UntrustedFile are ValueErrors
+        print(f"{path} is damaged ({error}); computing cell {cell.key} again")
+        return None
+    return rows
+
+
+def save(settings: Settings, rows: list[dict], folder, title: str) -> None:
     """matrix.json (settings and rows only, so equal settings give equal bytes), .csv, .md and .png."""
+    out = folder.path
     document = {"settings": asdict(settings), "rows": rows}
-    write_atomically(out / "matrix.json", lambda p: p.write_text(json.dumps(document, indent=1) + "\n"))
+    folder.write(out / "matrix.json", lambda p: p.write_text(json.dumps(document, indent=1) + "\n"))
 
     def write_csv(path):
         with open(path, "w", newline="") as f:
@@ -260,9 +287,9 @@ def save(settings: Settings, rows: list[dict], out: Path, title: str) -> None:
             writer.writeheader()
             writer.writerows(rows)
 
-    write_atomically(out / "matrix.csv", write_csv)
-    write_atomically(out / "matrix.md", lambda p: p.write_text(format_markdown(settings, rows, title)))
-    plot_heatmap(settings, rows, out / "matrix.png", title)
+    folder.write(out / "matrix.csv", write_csv)
+    folder.write(out / "matrix.md", lambda p: p.write_text(format_markdown(settings, rows, title)))
+    plot_heatmap(settings, rows, folder, title)
 
 
 def format_markdown(settings: Settings, rows: list[dict], title: str) -> str:
@@ -290,12 +317,12 @@ def format_markdown(settings: Settings, rows: list[dict], title: str) -> str:
     return "\n".join(lines)
 
 
-def plot_heatmap(settings: Settings, rows: list[dict], path: Path, title: str) -> None:
-    """Gain over most_copies by table size (x) and preset (y): a panel per agent (column) and pool (row)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plot_heatmap(settings: Settings, rows: list[dict], folder, title: str) -> None:
+    """matrix.png: gain over most_copies by table size (x) and preset (y), a panel per agent (column) and
+    pool (row)."""
+    plt = pyplot()
+    if plt is None:
+        return
 
     shown = [agent for agent in settings.agent_names() if agent != REFERENCE] or [REFERENCE]
     lookup = {(r["opponents"], r["rules"], r["agent"], r["players"]): r for r in rows}
@@ -327,7 +354,7 @@ def plot_heatmap(settings: Settings, rows: list[dict], path: Path, title: str) -
             ax.set_xlabel("players")
     fig.colorbar(image, ax=axes, shrink=0.6, label="chips per deal over most_copies")
     fig.suptitle(title, fontsize=9)
-    write_atomically(path, lambda p: fig.savefig(p, dpi=110, format="png"))
+    folder.write(folder.path / "matrix.png", lambda p: fig.savefig(p, dpi=110, format="png"))
     plt.close(fig)
 
 
@@ -351,7 +378,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--train", action="store_true", help="distil a policy per cell first; it plays as 'trained'")
     job.add_argument("--train-positions", type=at_least(1), default=200_000, help="positions labelled per cell")
     add_flag(job, "runs")
-    add_flag(job, "out", default="results/matrix")
+    add_flag(job, "out")
     job.add_argument(
         "--ray",
         nargs="?",
@@ -361,7 +388,7 @@ def parser() -> argparse.ArgumentParser:
         "(or RAY_ADDRESS); 'auto' joins the cluster started on this machine with `ray start --head`",
     )
     job.add_argument("--workers", type=at_least(1), help="CPUs of the local Ray (default: every core)")
-    job.add_argument("--overwrite", action="store_true", help="start anew in --out, deleting the matrix there")
+    add_flag(job, "overwrite")
     job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     return job
 
@@ -394,16 +421,18 @@ def main(argv=None) -> list[dict]:
             import ray  # noqa: F401
         except ImportError:
             job.error('--ray needs Ray: pip install -e ".[ray]"')
-    out = Path(args.out)
     record = json.loads(json.dumps(asdict(settings)))
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        with RunFolder(out, record, resume=not args.overwrite, overwrite=args.overwrite, job="matrix"):
+        with results_folder(args.out, "matrix", record, args.overwrite, argv) as folder:
             runner = OnRay(args.ray, args.workers) if args.ray is not None else InProcess()
             try:
-                return run_matrix(settings, out, runner, args.runs, progress=args.progress)
+                rows = run_matrix(settings, folder, runner, args.runs, progress=args.progress)
             finally:
                 runner.close()
-    except (ValueError, FileExistsError) as error:
+            print(f"results written to {folder.path}")
+            return rows
+    except Refused as error:
         job.error(str(error))
 
 

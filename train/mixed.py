@@ -9,15 +9,16 @@ a self-play table (each agent there earns 0 on average; the check is that it doe
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import sys
 
 import numpy as np
-from tqdm import tqdm
 
 from snipsnap_env.batch import BatchEnv
 
-from .cli import add_flag, add_table_flags, new_parser
+from .cli import add_flag, add_table_flags, new_parser, progress_bar
 from .evaluate import Z95, PairedDeals, make_candidate
+from .results_folder import results_folder
+from .run_folder import Refused
 
 
 def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:
@@ -29,7 +30,7 @@ def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed:
     policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
     paired = PairedDeals.draw(deals, num_players, 1, seed)
     chips = np.zeros((num_players, deals))  # per seat-list position: its chips averaged over rotations
-    for rotation in tqdm(range(num_players), desc="seat rotations", unit="rotation"):
+    for rotation in progress_bar(range(num_players), desc="seat rotations", unit="rotation"):
         env = BatchEnv(deals, num_players, rules=rules, seed=seed)
         obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
         position_of_seat = (np.arange(num_players) - rotation) % num_players  # who sits in each seat
@@ -62,27 +63,32 @@ def parser():
     job.add_argument("--agents", nargs="+", required=True, help="agents seated together (as train.evaluate names them)")
     add_table_flags(job)
     add_flag(job, "deals", default=10_000, help="deals, each played once per rotation of the seats")
-    add_flag(job, "out", default="results/mixed", help="folder for mixed.json")
+    add_flag(job, "out", help="folder for mixed.json (default: results/mixed/<settings hash>)")
+    add_flag(job, "overwrite")
     return job
 
 
 def main(argv=None) -> dict:
     job = parser()
     args = job.parse_args(argv)
+    settings = {key: getattr(args, key) for key in ("agents", "players", "rules", "deals", "seed")}
     try:
-        table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
-    except (ValueError, FileNotFoundError) as error:
+        for spec in args.agents:  # a bad name or model file: refused before the folder or any work
+            make_candidate(spec, 0)
+        with results_folder(
+            args.out, "mixed", settings, args.overwrite, sys.argv[1:] if argv is None else argv
+        ) as folder:
+            table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
+            title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
+            document = json.dumps({"title": title, "agents": table}, indent=2)
+            folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))
+    except (ValueError, FileNotFoundError, Refused) as error:
         job.error(str(error))
-    title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
     print(title)
     print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")
     for name, row in table.items():
         print(f"| {name} | {row['seats']} | {row['chips_per_deal']:+.2f} ± {row['ci95']:.2f} |")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"mixed_{args.players}p_{'-'.join(args.agents).replace(':', '_').replace('/', '_')}.json").write_text(
-        json.dumps({"title": title, "agents": table}, indent=2)
-    )
+    print(f"results written to {folder.path}")
     return table
 
 

@@ -35,7 +35,7 @@ from snipsnap_env.kernel import (
 )
 from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
 
-from .cli import add_flag, new_parser, whole
+from .cli import add_flag, at_least, new_parser
 from .evaluate import PairedDeals, Row, play_paired, play_seated, summarise
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
@@ -110,12 +110,12 @@ def bound(num_players: int, opponent: str, rules: str = "scarne", deals: int = 2
 
 def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__)
-    job.add_argument("--players", nargs="+", type=whole, default=[3, 4, 6, 8], help="table sizes, 3..8")
+    add_flag(job, "players", nargs="+", default=[3, 4, 6, 8], help="table sizes, 3..8")
     job.add_argument("--opponents", nargs="+", default=["random", "most_copies"], help="one table per opponent")
     add_flag(job, "rules")
     add_flag(job, "deals")
     add_flag(job, "seed")
-    job.add_argument("--repeats", type=whole, default=8, help="play-outs per candidate lead")
+    job.add_argument("--repeats", type=at_least(1), default=8, help="play-outs per candidate lead")
     return job
 
 

@@ -26,7 +26,7 @@ from snipsnap_env.events import Event, EventKind
 from snipsnap_env.picture import table_image
 from snipsnap_env.render import open_set_text
 
-from .cli import add_flag, add_table_flags, new_parser
+from .cli import add_flag, add_table_flags, at_least, new_parser
 
 STYLES = {
     EventKind.DEAL: "bold",
@@ -170,7 +170,7 @@ def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__)
     add_table_flags(job, players=4)
     add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
-    job.add_argument("--seat", type=int, default=None, help="your seat; leave out to watch the agents")
+    job.add_argument("--seat", type=at_least(0), default=None, help="your seat; leave out to watch the agents")
     job.add_argument("--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg])")
     return job
 

@@ -122,9 +122,7 @@ class RunFolder:
         if self.path.exists() and not self.path.is_dir():
             raise FolderTaken(f"{self.path} is a file, not a folder; choose another {self._name_flag}")
         if self.resume and not self._resume_may_start and recorded_settings(self.path) is None:
-            raise NothingToResume(
-                f"--resume: {self.path} holds no {self.job} to resume; start one without --resume"
-            )
+            raise NothingToResume(f"--resume: {self.path} holds no {self.job} to resume; start one without --resume")
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock = open(self.path / LOCK_FILE, "a+")
         try:

@@ -31,16 +31,28 @@ import numpy as np
 
 import agents
 from agents.ppo import save_model
+from agents.threads import set_torch_threads
 from snipsnap_env.rules import PRESETS, check_num_players
 
 from . import resume_point
-from .cli import add_dataclass_flags, arg, from_namespace, new_parser
+from .cli import (
+    add_dataclass_flags,
+    arg,
+    at_least,
+    check_fields,
+    fraction,
+    from_namespace,
+    new_parser,
+    non_negative_float,
+    positive_float,
+)
 from .evaluate import PairedDeals, play_paired
 from .run_folder import (
     NothingToResume,
     OtherSettings,
     Refused,
     RunFolder,
+    check_folder_name,
     checkpoints,
     load_newest_readable,
     recorded_settings,
@@ -53,49 +65,56 @@ class Args:
     num_players: int = arg(6, "players at the table, 3..8", flag="players")
     rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
     opponents: tuple[str, ...] = arg(("random",), "the opponents' pool: agent names, one drawn per seat per episode")
-    total_timesteps: int = arg(0, "PPO steps (learner decisions) after distillation; 0: distillation only")
-    seed: int = arg(0, "seed of the envs, the opponents and the network")
-    num_envs: int = arg(256, "games played in parallel")
+    total_timesteps: int = arg(
+        0, "PPO steps (learner decisions) after distillation; 0: distillation only", check=at_least(0)
+    )
+    seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
+    num_envs: int = arg(256, "games played in parallel", check=at_least(1))
     vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
-    n_steps: int = arg(32, "steps per game per PPO rollout")
-    batch_size: int = arg(2048, "PPO minibatch size")
-    n_epochs: int = arg(4, "PPO epochs per rollout")
-    learning_rate: float = arg(3e-4, "Adam learning rate")
-    ent_coef: float = arg(0.01, "entropy bonus")
-    gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)")
-    gae_lambda: float = arg(0.95, "GAE lambda")
-    vf_coef: float = arg(0.5, "value loss weight")
-    clip_range: float = arg(0.2, "PPO clip range")
+    n_steps: int = arg(32, "steps per game per PPO rollout", check=at_least(1))
+    batch_size: int = arg(2048, "PPO minibatch size", check=at_least(2))
+    n_epochs: int = arg(4, "PPO epochs per rollout", check=at_least(1))
+    learning_rate: float = arg(3e-4, "Adam learning rate", check=positive_float)
+    ent_coef: float = arg(0.01, "entropy bonus", check=non_negative_float)
+    gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
+    gae_lambda: float = arg(0.95, "GAE lambda", check=fraction)
+    vf_coef: float = arg(0.5, "value loss weight", check=non_negative_float)
+    clip_range: float = arg(0.2, "PPO clip range", check=positive_float)
     normalize_advantage: bool = arg(True, "normalise advantages per minibatch")
     teacher: str = arg("pimc:128", "pretrain on a search player's choices first (train.distill); '' for none")
-    teacher_positions: int = arg(900_000, "positions the teacher labels in all")
+    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=at_least(1))
     teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
     teacher_opponents: tuple[str, ...] = arg(
         ("random", "most_copies"),
         "the opponents at the teacher's tables, one drawn per seat per deal; the teacher models each as seated",
     )
-    teacher_rounds: int = arg(1, "DAgger rounds after the first: label the positions the learned policy reaches")
-    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round")
-    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit")
+    teacher_rounds: int = arg(
+        1, "DAgger rounds after the first: label the positions the learned policy reaches", check=at_least(0)
+    )
+    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round", check=at_least(1))
+    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit", check=positive_float)
     policy: str = arg(
         "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
     )
-    net_arch: tuple[int, ...] = arg((256, 256), "hidden layer sizes of the value network (and of the MLP policy)")
-    rank_head: tuple[int, ...] = arg(
-        (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer"
+    net_arch: tuple[int, ...] = arg(
+        (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
     )
-    eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice")
-    eval_deals: int = arg(20_000, "paired deals per evaluation")
-    checkpoint_every: int = arg(300_000, "timesteps between checkpoints")
+    rank_head: tuple[int, ...] = arg(
+        (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer", check=at_least(1)
+    )
+    eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice", check=at_least(1))
+    eval_deals: int = arg(20_000, "paired deals per evaluation", check=at_least(2))
+    checkpoint_every: int = arg(300_000, "timesteps between checkpoints", check=at_least(1))
     out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
     run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
     resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
     overwrite: bool = arg(False, "start over in <runs>/<run-name>, deleting the run there")
     progress: bool = arg(True, "show a progress bar")
-    threads: int = arg(2, "torch CPU threads")
+    threads: int = arg(2, "torch CPU threads", check=at_least(1))
 
     def __post_init__(self):
+        check_fields(self)  # every number, before any work
         check_num_players(self.num_players)
         if self.rules not in PRESETS:
             raise ValueError(f"unknown rules preset {self.rules!r}; known presets: {', '.join(PRESETS)}")
@@ -108,8 +127,6 @@ class Args:
             raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
-        if self.total_timesteps < 0:
-            raise ValueError(f"total_timesteps got {self.total_timesteps}; allowed: 0 (distillation only) or more")
         if not self.teacher and self.total_timesteps == 0:
             raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
         for n in self.teacher_players:
@@ -120,28 +137,11 @@ class Args:
             from .distill import teacher_from_spec
 
             teacher_from_spec(self.teacher, 0)
-        for name in (
-            "num_envs",
-            "n_steps",
-            "batch_size",
-            "n_epochs",
-            "eval_every",
-            "eval_deals",
-            "checkpoint_every",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} got {getattr(self, name)}; allowed: a positive integer")
-        if self.seed < 0:
-            raise ValueError(f"seed got {self.seed}; allowed: a whole number of at least 0")
-        for name in ("learning_rate", "threads"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} got {getattr(self, name)}; allowed: a number above 0")
-        if self.ent_coef < 0:
-            raise ValueError(f"ent_coef got {self.ent_coef}; allowed: 0 or more")
         if not self.run_name:  # what the run learns from, the rules, the PPO table if any, the seed
             source = self.teacher.replace(":", "") if self.teacher else "ppo"
             table = f"_{self.num_players}p" if self.total_timesteps else ""
             self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
+        check_folder_name(self.run_name)
 
 
 STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
@@ -359,7 +359,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
     from stable_baselines3.common.logger import Logger, make_output_format
     from stable_baselines3.common.vec_env import VecNormalize
 
-    torch.set_num_threads(args.threads)
+    set_torch_threads(args.threads)
     run_dir = folder.path
     env = make_vec_env(args, args.seed)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)

@@ -1,0 +1,98 @@
+"""Where a measuring job writes: a folder it owns (train.run_folder's rules), with its provenance.
+
+Without ``--out`` a job writes to ``results/<job>/<settings hash>/``: a fresh folder per settings, never the
+committed tables (which live in other folders of ``results/``). The same settings again rewrite their own
+folder; other settings in a folder are refused unless ``--overwrite``, and a folder holding files that no
+job of ours wrote is refused either way, naming them. Every folder gets ``provenance.json``: the command,
+the commit and the date that made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+from .run_folder import Refused, RunFolder
+
+PROVENANCE_FILE = "provenance.json"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class CannotWrite(Refused, ValueError):
+    """The output folder cannot be created or written."""
+
+
+def default_out(job: str, settings: dict) -> Path:
+    """``results/<job>/<first 10 hex digits of the settings' SHA-256>``."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return Path("results") / job / digest
+
+
+def commit() -> str:
+    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files); "unknown" outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        if head.returncode:
+            return "unknown"
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def provenance(job: str, argv: list[str] | None) -> dict:
+    """What made a folder: the command (``argv`` of ``python -m train.<job>``; None: called from Python),
+    the commit and the date (UTC)."""
+    command = f"python -m train.{job} {shlex.join(argv)}".strip() if argv is not None else f"train.{job} from Python"
+    return {
+        "command": command,
+        "commit": commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+@contextlib.contextmanager
+def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv: list[str] | None = None):
+    """``with results_folder(out, job, settings) as folder:`` the job's output folder (``out``, or
+    :func:`default_out`), locked and checked before any work, with its provenance written."""
+    path = Path(out) if out else default_out(job, settings)
+    folder = RunFolder(
+        path, settings, resume=not overwrite, overwrite=overwrite, job=job, name_flag="--out", resume_may_start=True
+    )
+    try:
+        folder.__enter__()
+        folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(provenance(job, argv), indent=1)))
+    except OSError as error:
+        folder.__exit__(None, None, None)
+        if isinstance(error, Refused):
+            raise
+        raise CannotWrite(f"cannot write results to {path}: {error.strerror or error}") from None
+    try:
+        yield folder
+    finally:
+        folder.__exit__(None, None, None)
+
+
+def pyplot():
+    """matplotlib's pyplot on the Agg backend, or None (and a note) where matplotlib is not installed: the
+    tables are the results, the plots come with the train extra."""
+    try:
+        import matplotlib
+    except ImportError:
+        print('(no plot: matplotlib comes with the train extra, pip install -e ".[train]")')
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
