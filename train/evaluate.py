@@ -262,13 +262,15 @@ def evaluate(
     overwrite: bool = False,
     argv: list[str] | None = None,
     trust_model: bool = False,
+    folder=None,
 ) -> list[Row]:
     """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
 
     Returns the rows against ``reference``; ``compare_to`` adds a table of differences to each of
     those candidates too. ``out_dir=""`` writes to ``results/evaluate/<settings hash>``; an existing folder
     is rewritten only if it holds this job's results for the same settings, or with ``overwrite``
-    (train.results_folder); ``argv`` is the command line recorded in its provenance.
+    (train.results_folder); ``argv`` is the command line recorded in its provenance. ``folder``: write into
+    this results folder, already open, instead.
     """
     check_num_players(num_players)
     if deals < 2:
@@ -280,6 +282,12 @@ def evaluate(
             candidates = [name, *candidates]
     # fail early on a bad name or file
     policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    if folder is not None:
+        tables, title = _measure(
+            policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet
+        )
+        save_results(tables, folder, title)
+        return tables[0]
     if out_dir is None:
         return _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet)[
             0
