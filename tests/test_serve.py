@@ -47,6 +47,8 @@ def test_each_browser_has_its_own_game(client):
     "body, status, words",
     [
         ("not json", 400, "the request body is not JSON"),
+        ("[" * 10_000, 400, "the request body is not JSON"),  # nested too deep to read: not a 500
+        ({"rules": ["scarne"]}, 400, "rules got ['scarne']"),
         ([1, 2], 400, "must be a JSON object"),
         ({"players": 9}, 400, "players got 9; allowed: a whole number from 3 to 8"),
         ({"players": True}, 400, "players got True"),
@@ -60,7 +62,10 @@ def test_each_browser_has_its_own_game(client):
     ],
 )
 def test_bad_new_game_requests_are_refused_in_words(client, body, status, words):
-    response = client.post("/api/games", data=body) if isinstance(body, str) else client.post("/api/games", json=body)
+    if isinstance(body, str):
+        response = client.post("/api/games", data=body, content_type="application/json")
+    else:
+        response = client.post("/api/games", json=body)
     assert response.status_code == status
     assert words in response.get_json()["error"]
 
@@ -92,3 +97,83 @@ def test_bad_leads_and_unknown_games_are_refused_in_words(client):
 def test_the_page_is_served(client):
     page = client.get("/")
     assert page.status_code == 200 and b"<title>Snip Snap Snorem</title>" in page.data
+
+
+def test_only_json_from_the_page_s_own_origin_is_accepted(client):
+    plain = client.post("/api/games", data='{"players": 3}', content_type="text/plain")
+    assert plain.status_code == 415 and "application/json" in plain.get_json()["error"]
+    form = client.post("/api/games", data={"players": "3"})
+    assert form.status_code == 415
+    other_site = client.post("/api/games", json={"players": 3}, headers={"Origin": "https://evil.example"})
+    assert other_site.status_code == 403 and "other sites" in other_site.get_json()["error"]
+    fetch_metadata = client.post("/api/games", json={"players": 3}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert fetch_metadata.status_code == 403
+    same_origin = client.post("/api/games", json={"players": 3}, headers={"Origin": "http://localhost"})
+    assert same_origin.status_code == 201
+
+
+def test_large_bodies_are_refused_and_errors_never_echo_a_flood(client):
+    huge = client.post("/api/games", data="[" * 100_000, content_type="application/json")
+    assert huge.status_code == 413 and "error" in huge.get_json()
+    long_value = client.post("/api/games", json={"rules": "x" * 10_000})
+    assert long_value.status_code == 400 and len(long_value.get_json()["error"]) < 300
+
+
+def test_a_full_server_closes_finished_then_idle_games_and_never_one_in_play(monkeypatch):
+    from train import serve
+
+    monkeypatch.setattr(serve, "MAX_GAMES", 2)
+    client = create_app().test_client()
+    first, second = new_game(client, seed=1), new_game(client, seed=2)
+    busy = client.post("/api/games", json={"players": 3, "seed": 3})
+    assert busy.status_code == 503 and "try again later" in busy.get_json()["error"]
+    state = first
+    while state["legal"]:  # the first game ends: it is the one closed to make room
+        state = client.post(f"/api/games/{first['id']}/lead", json={"rank": state["legal"][0]}).get_json()
+    third = new_game(client, seed=3)
+    assert client.get(f"/api/games/{second['id']}").status_code == 200
+    gone = client.get(f"/api/games/{first['id']}")
+    assert gone.status_code == 404 and "closed to make room" in gone.get_json()["error"]
+    monkeypatch.setattr(serve, "IDLE_SECONDS", 0)  # now every game counts as idle: the least recently touched goes
+    new_game(client, seed=4)  # (the second game was looked at after the third was made)
+    assert client.get(f"/api/games/{third['id']}").status_code == 404
+    assert client.get(f"/api/games/{second['id']}").status_code == 200
+
+
+def test_games_share_one_loaded_model_per_agent_kind(client):
+    pytest.importorskip("sb3_contrib")
+    first, second = new_game(client, opponents=["ppo"]), new_game(client, opponents=["ppo"], seed=5)
+    games = client.application.config["games"]
+    assert games[first["id"]].policies[1] is games[second["id"]].policies[1]
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_bad_port_is_a_usage_error(port, capsys):
+    from train import serve
+
+    with pytest.raises(SystemExit) as exit_:
+        serve.parser().parse_args(["--port", port])
+    assert exit_.value.code == 2 and "--port" in capsys.readouterr().err
+
+
+def test_the_server_prints_the_address_it_really_listens_on():
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "train.serve", "--port", "0"],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        address = line.split()[1]
+        assert not address.endswith(":0"), line
+        with urllib.request.urlopen(address, timeout=30) as page:
+            assert page.status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
