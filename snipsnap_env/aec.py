@@ -14,7 +14,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .engine import NUM_ACTIONS, Match
+from .engine import NUM_ACTIONS, EnvOrderError, Match
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
@@ -121,6 +121,8 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def observe(self, agent) -> dict:
+        if self._rng is None:
+            raise EnvOrderError("reset() must be called before observe()")
         # Encoded at most once per state and seat: the cache is emptied whenever the state changes (reset,
         # step). Callers get copies, so nobody can change what another caller sees.
         cached = self._observed.get(agent)
@@ -161,6 +163,10 @@ class raw_env(AECEnv, EzPickle):
             self._set_infos(self._last_events)
 
     def step(self, action) -> None:
+        if self._rng is None:
+            raise EnvOrderError("reset() must be called before step()")
+        if not self.agents:
+            raise EnvOrderError("the game is over: every agent has finished; call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

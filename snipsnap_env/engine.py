@@ -41,15 +41,21 @@ class IllegalActionError(ValueError):
     """An action that the rules do not allow in this position."""
 
 
+class EnvOrderError(RuntimeError):
+    """An environment call out of order: before ``reset()``, or a step after every agent has finished."""
+
+
 def action_name(action: int) -> str:
     """``'pass'`` or ``'play <rank>'`` for an action id."""
     return "pass" if action == PASS else f"play {RANK_NAMES[action]}"
 
 
-def refuse_bool_action(action) -> None:
-    """A bool is not an action, though Python would take True for action 1: say so."""
-    if isinstance(action, (bool, np.bool_)):
-        raise IllegalActionError(f"action {action!r} is a bool; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+def refuse_non_integer_action(action) -> None:
+    """Only whole numbers (int, numpy integers) are actions. A bool would pass for 0 or 1 and a float for the
+    rank it rounds to, so both are refused by name, like any other type."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        kind = "bool" if isinstance(action, (bool, np.bool_)) else type(action).__name__
+        raise IllegalActionError(f"action {action!r} is a {kind}; actions are whole numbers 0..{NUM_ACTIONS - 1}")
 
 
 def check_dealer(dealer, num_players: int) -> int:
@@ -178,7 +184,7 @@ class Deal:
         """Play ``action`` for the player to act; return the events it caused."""
         if self.over:
             raise IllegalActionError(f"the deal is over (player_{self.winner} went out); no more actions")
-        refuse_bool_action(action)
+        refuse_non_integer_action(action)
         legal = self.legal_actions()
         if action not in legal:
             allowed = ", ".join(f"{a} ({action_name(a)})" for a in legal)

@@ -131,11 +131,12 @@ def check_count(name: str, value, minimum: int = 1) -> int:
 
 
 def check_num_players(num_players) -> int:
-    """Return ``num_players`` if it is a whole number in 3..8, else raise a clear error."""
+    """Return ``num_players`` as an int if it is a whole number in 3..8 (numpy integers too), else raise a
+    clear error."""
     if (
-        isinstance(num_players, bool)
-        or not isinstance(num_players, int)
+        isinstance(num_players, (bool, np.bool_))
+        or not isinstance(num_players, (int, np.integer))
         or not (MIN_PLAYERS <= num_players <= MAX_PLAYERS)
     ):
         raise ValueError(f"num_players got {num_players!r}; allowed: an integer from {MIN_PLAYERS} to {MAX_PLAYERS}")
-    return num_players
+    return int(num_players)

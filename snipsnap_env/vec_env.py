@@ -54,16 +54,24 @@ class SnipSnapVecEnv(VecEnv):
         self._carry = np.zeros(num_envs)  # the learner's chips from before its first choice of an episode
         self._actions = np.zeros(num_envs, np.int64)
         self._obs = self._mask = None
-        self.seed(seed)
+        self._seed(seed, opponents=seed is not None)  # unseeded: the opponents keep the streams they came with
 
     # ---- VecEnv ---------------------------------------------------------------------------------------
     def seed(self, seed: int | None = None):
-        """Restart every random stream of the env (deals, learner seats, opponents drawn) from ``seed``;
-        the next ``reset`` starts from it."""
-        streams = np.random.SeedSequence(seed).spawn(2)
+        """Restart every random stream of the env from ``seed``: the deals, the learner's seats, which
+        opponent sits where, and each opponent policy's own generator (``reseed``); the next ``reset``
+        starts from it, so two rollouts after the same ``seed`` are the same rollout."""
+        self._seed(seed, opponents=True)
+        return [seed] * self.num_envs
+
+    def _seed(self, seed: int | None, opponents: bool) -> None:
+        streams = np.random.SeedSequence(seed).spawn(2 + len(self.opponents or ()))
         self.batch.seed(int(streams[0].generate_state(1)[0]))
         self.rng = np.random.default_rng(streams[1])
-        return [seed] * self.num_envs
+        if opponents:
+            for policy, stream in zip(self.opponents or (), streams[2:]):
+                if hasattr(policy, "reseed"):
+                    policy.reseed(int(stream.generate_state(1)[0]))
 
     def reset(self):
         obs, mask = self.batch.reset()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from pettingzoo.utils import wrappers
 
-from .engine import NUM_ACTIONS, refuse_bool_action
+from .engine import NUM_ACTIONS, EnvOrderError, refuse_non_integer_action
 
 _FORWARDED = (
     "agent_selection",
@@ -80,10 +80,11 @@ class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrappe
 class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's AssertOutOfBoundsWrapper with direct attribute reads. An action id is checked by a
     range test (gymnasium's ``Discrete.contains`` costs more than a turn); anything else, PettingZoo's way.
-    A bool is refused by name: it would pass for 0 or 1."""
+    A bool or a float is refused by name (the engine's message): it would pass for the number it equals."""
 
     def step(self, action) -> None:
-        refuse_bool_action(action)  # here, before PettingZoo's wrapper indexes the mask with it
+        if action is not None:  # None: the step a finished agent takes
+            refuse_non_integer_action(action)  # here, before PettingZoo's wrapper indexes the mask with it
         if type(action) is int or isinstance(action, np.integer):
             assert 0 <= action < NUM_ACTIONS, "action is not in action space"
             wrappers.BaseWrapper.step(self, action)
@@ -92,7 +93,21 @@ class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrap
 
 
 class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
-    """PettingZoo's OrderEnforcingWrapper with direct attribute reads."""
+    """PettingZoo's OrderEnforcingWrapper with direct attribute reads; ``step`` and ``observe`` before
+    ``reset``, and ``step`` after every agent has finished, raise :class:`~snipsnap_env.engine.EnvOrderError`
+    as ``raw_env`` does."""
+
+    def step(self, action) -> None:
+        if not self._has_reset:
+            raise EnvOrderError("reset() must be called before step()")
+        if not self._raw.agents:  # PettingZoo would only log a warning and do nothing
+            raise EnvOrderError("the game is over: every agent has finished; call reset() to play again")
+        super().step(action)
+
+    def observe(self, agent):
+        if not self._has_reset:
+            raise EnvOrderError("reset() must be called before observe()")
+        return super().observe(agent)
 
 
 for _name in _FORWARDED:

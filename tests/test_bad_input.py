@@ -83,3 +83,29 @@ def test_an_illegal_action_caught_leaves_the_rewards_alone():
         env.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
     chips = env.unwrapped.match.chips
     assert all(rewards[a] == pytest.approx(chips[s] - 100) for s, a in enumerate(env.possible_agents))
+
+
+@pytest.mark.parametrize("make", [snipsnap_env.env, snipsnap_env.raw_env])
+@pytest.mark.parametrize("action", [0.0, np.float64(0.0), np.float32(1.0), "1"])
+def test_a_float_or_a_string_is_not_an_action_in_either_env(make, action):
+    env = started(make)
+    with pytest.raises(IllegalActionError, match=f"is a {type(action).__name__}; actions are whole numbers"):
+        env.step(action)
+
+
+@pytest.mark.parametrize("make", [snipsnap_env.env, snipsnap_env.raw_env])
+def test_calls_out_of_order_say_so_in_either_env(make):
+    from snipsnap_env.engine import EnvOrderError
+
+    env = make(num_players=np.int64(4))  # numpy integers are whole numbers, as for dealer and num_deals
+    assert env.unwrapped.num_players == 4 and type(env.unwrapped.num_players) is int
+    with pytest.raises(EnvOrderError, match=r"reset\(\) must be called before observe\(\)"):
+        env.observe("player_0")
+    with pytest.raises(EnvOrderError, match=r"reset\(\) must be called before step\(\)"):
+        env.step(0)
+    env.reset(seed=3)
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        env.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
+    with pytest.raises(EnvOrderError, match=r"the game is over.*call reset\(\)"):
+        env.step(0)
