@@ -368,15 +368,16 @@ def _train(args: Args, folder: RunFolder) -> Path:
         def load(path):  # SB3 zips and pickles: only the ones this run wrote, unchanged (the manifest's hashes)
             stats = vecnormalize_path(path)
             resumed_env = VecNormalize.load(str(folder.verify(stats)), env.venv) if stats.exists() else env
-            return MaskablePPO.load(folder.verify(path), env=resumed_env, device="cpu")
+            point = resume_point.load(path, folder.verify)
+            return MaskablePPO.load(folder.verify(path), env=resumed_env, device="cpu"), point
 
-        checkpoint, model = load_newest_readable(run_dir, load)
-        if model is None:
+        checkpoint, loaded = load_newest_readable(run_dir, load)
+        if loaded is None:
             raise NothingToResume(
                 f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
             )
+        model, point = loaded
         env = model.get_env()
-        point = resume_point.load(checkpoint, folder.verify)
         if point is not None and point.env is not None:  # exactly where the run was
             resume_point.restore(model, point)
         else:  # an older checkpoint: new deals, not the first ones again
