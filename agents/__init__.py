@@ -15,7 +15,12 @@ _REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, Few
 
 
 def _make_ppo(**kwargs) -> Policy:
-    from .ppo import PPOPolicy  # needs the training extras (torch, sb3-contrib); imported only when asked
+    import importlib.util
+
+    missing = [name for name in ("torch", "sb3_contrib", "safetensors") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ModuleNotFoundError(f'the ppo agent needs {", ".join(missing)}: pip install -e ".[train]"')
+    from .ppo import PPOPolicy  # needs the training extras; imported only when asked
 
     return PPOPolicy(**kwargs)
 

@@ -22,6 +22,8 @@ JOBS = [
     "serve",
     "bench_aec",
     "bench_batch",
+    "oracle",
+    "convert_model",
 ]
 SHARED = {"--players", "--rules", "--opponents", "--seed", "--deals", "--out", "--runs"}
 RETIRED = {"--num-players", "--out-dir", "--results", "--eval-deals-final", "--backend"}

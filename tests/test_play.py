@@ -6,9 +6,12 @@ import io
 
 import pytest
 from PIL import Image
-from rich.console import Console
 
-from train import play
+pytest.importorskip("rich", reason="the terminal table needs rich (the train extra)")
+
+from rich.console import Console  # noqa: E402
+
+from train import play  # noqa: E402
 
 
 def quiet_console() -> Console:

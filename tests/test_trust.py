@@ -265,3 +265,15 @@ def test_a_resume_skips_a_checkpoint_the_run_did_not_write_and_never_unpickles_i
     assert steps == sorted(steps) and len(steps) == len(set(steps))
     evaluations = [int(line.split(",")[0]) for line in (run / "eval.csv").read_text().splitlines()]
     assert evaluations == sorted(evaluations)
+
+
+def test_the_main_job_refuses_an_out_that_is_a_file_before_training(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from train import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        main.main(["--out", str(blocker), "--runs", str(tmp_path / "runs")])
+    assert exit_.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # nothing trained

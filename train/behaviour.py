@@ -58,7 +58,7 @@ def main(argv=None) -> dict:
     args = job.parse_args(argv)
     try:
         table = behaviour(args.agent, args.players, args.rules, args.opponents, args.positions, args.seed)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
     print(f"{args.agent}: real choices in deals of {'+'.join(args.opponents)} players, rules {args.rules}")
     print("| players | leads a rank held 1 / 2 / 3 / 4 times | leaves most_copies | own hand then / else |")

@@ -187,3 +187,17 @@ def progress_bar(iterable=None, **options):
     except ImportError:
         return _Silent(iterable, **options)
     return tqdm(iterable, **options)
+
+
+def missing_modules(*modules: str) -> list[str]:
+    """The modules among ``modules`` that are not installed."""
+    import importlib.util
+
+    return [name for name in modules if importlib.util.find_spec(name) is None]
+
+
+def require(job: argparse.ArgumentParser, extra: str, *modules: str) -> None:
+    """A usage error naming the extra to install when any of ``modules`` is missing, before any work."""
+    missing = missing_modules(*modules)
+    if missing:
+        job.error(f'this needs {", ".join(missing)}: pip install -e ".[{extra}]"')

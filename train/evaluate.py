@@ -367,7 +367,7 @@ def main(argv=None) -> list[Row]:
             argv=sys.argv[1:] if argv is None else list(argv),
             trust_model=args.trust_model,
         )
-    except (ValueError, FileNotFoundError, Refused) as error:  # bad names, sizes, model files, folders: no traceback
+    except (ValueError, FileNotFoundError, ImportError, Refused) as error:  # names, sizes, files, folders
         job.error(str(error))
 
 

@@ -123,7 +123,7 @@ def main(argv=None) -> list[dict]:
     for spec in args.candidates:  # a bad name or model file: refused before the folder or any work
         try:
             make_candidate(spec, 0)
-        except (ValueError, FileNotFoundError) as error:
+        except (ValueError, FileNotFoundError, ImportError) as error:
             job.error(str(error))
     settings = {key: getattr(args, key) for key in ("players", "opponents", "candidates", "rules", "deals", "seed")}
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -132,7 +132,7 @@ def main(argv=None) -> list[dict]:
             rows = ladder(args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder)
             print(f"results written to {folder.path}")
             return rows
-    except (ValueError, FileNotFoundError, Refused) as error:
+    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
         job.error(str(error))
 
 

@@ -17,7 +17,7 @@ import dataclasses
 import sys
 
 from . import evaluate, train_ppo
-from .cli import add_dataclass_flags, add_flag, from_namespace, new_parser
+from .cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
 from .results_folder import results_folder
 from .run_folder import MAY_CHANGE
 
@@ -38,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> list:
     job = parser()
     flags = job.parse_args(argv)
+    require(job, "train", *train_ppo.TRAINING_MODULES)
     args = from_namespace(train_ppo.Args, flags, job)
     run = {key: value for key, value in dataclasses.asdict(args).items() if key not in MAY_CHANGE}
     settings = {"run": run, "deals": flags.deals}

@@ -414,7 +414,7 @@ def main(argv=None) -> list[dict]:
                 agents.make(name)
             for spec in settings.agents:
                 make_candidate(spec, 0, tuple(cell.pool))
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
     if args.ray is not None:
         try:

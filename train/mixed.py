@@ -82,7 +82,7 @@ def main(argv=None) -> dict:
             title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
             document = json.dumps({"title": title, "agents": table}, indent=2)
             folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))
-    except (ValueError, FileNotFoundError, Refused) as error:
+    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
         job.error(str(error))
     print(title)
     print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")

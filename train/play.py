@@ -16,8 +16,12 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
-from rich.markup import escape
+
+try:
+    from rich.console import Console
+    from rich.markup import escape
+except ImportError:  # the flags and --help work without rich (the train extra); playing says what to install
+    Console = escape = None
 
 import agents
 import snipsnap_env
@@ -180,6 +184,8 @@ def main(argv=None) -> dict:
     args = job.parse_args(argv)
     if args.seat is not None and not 0 <= args.seat < args.players:
         job.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
+    if Console is None:
+        job.error('the terminal table needs rich: pip install -e ".[train]"')
     try:
         return play(args.players, args.rules, args.opponents, args.seat, args.seed, record=args.record)
     except ValueError as error:  # unknown agent names, table sizes, a bad --record file

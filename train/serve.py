@@ -28,7 +28,7 @@ from snipsnap_env.cards import RANK_NAMES, card_name
 from snipsnap_env.render import headline, open_set_events
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
-from .cli import new_parser, port
+from .cli import new_parser, port, require
 
 PAGE = Path(__file__).with_name("web") / "table.html"
 OPPONENTS = ("random", "most_copies", "fewest_copies", "control", "pimc", "ppo")
@@ -328,12 +328,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> None:
     job = parser()
     args = job.parse_args(argv)
-    try:
-        from werkzeug.serving import make_server
+    require(job, "web", "flask")
+    from werkzeug.serving import make_server  # werkzeug comes with flask
 
-        app = create_app()
-    except ImportError as error:
-        job.error(f'the browser table needs {error.name}: pip install -e ".[web]"')
+    app = create_app()
     try:
         server = make_server(args.host, args.port, app, threaded=True)
     except OSError as error:  # the port is taken, or the address is not this machine's

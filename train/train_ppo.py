@@ -45,6 +45,7 @@ from .cli import (
     new_parser,
     non_negative_float,
     positive_float,
+    require,
 )
 from .evaluate import PairedDeals, play_paired
 from .run_folder import (
@@ -518,9 +519,14 @@ def parser():
     return add_dataclass_flags(Args, new_parser(__doc__))
 
 
+TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
+
+
 def main(argv=None) -> Path:
     job = parser()
-    args = from_namespace(Args, job.parse_args(argv), job)
+    namespace = job.parse_args(argv)
+    require(job, "train", *TRAINING_MODULES)
+    args = from_namespace(Args, namespace, job)
     with refusals_and_interrupts(job):
         return train(args)
 
