@@ -11,7 +11,6 @@ the differences. Runs on the batched engine.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -27,7 +26,7 @@ from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
 from .cli import add_flag, add_table_flags, new_parser, progress_bar
-from .results_folder import pyplot, results_folder
+from .results_folder import csv_of, pyplot, results_folder
 from .run_folder import Refused
 
 Z95 = 1.959964
@@ -194,14 +193,7 @@ def save_results(tables: list[list[Row]], folder, title: str) -> None:
     rows = [row for table in tables for row in table]
     markdown = title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n"
     folder.write(out_dir / "results.md", lambda p: p.write_text(markdown))
-
-    def write_csv(path):
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
-            writer.writeheader()
-            writer.writerows(asdict(row) for row in rows)
-
-    folder.write(out_dir / "results.csv", write_csv)
+    folder.write(out_dir / "results.csv", csv_of([asdict(row) for row in rows]))
     folder.write(out_dir / "results.json", lambda p: p.write_text(json.dumps([asdict(row) for row in rows], indent=2)))
     plt = pyplot()
     if plt is None:

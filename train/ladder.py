@@ -10,7 +10,6 @@ against table size, one panel per opponent pool) to ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -20,7 +19,7 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .cli import add_flag, new_parser, progress_bar
 from .evaluate import evaluate, make_candidate
-from .results_folder import pyplot, results_folder
+from .results_folder import csv_of, pyplot, results_folder
 from .run_folder import Refused
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
@@ -64,14 +63,7 @@ def save(rows: list[dict], title: str, folder) -> None:
     """ladder.md, .csv, .json and ladder.png in ``folder`` (a train.results_folder)."""
     out = folder.path
     folder.write(out / "ladder.md", lambda p: p.write_text(format_markdown(rows, title)))
-
-    def write_csv(path):
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-
-    folder.write(out / "ladder.csv", write_csv)
+    folder.write(out / "ladder.csv", csv_of(rows))
     folder.write(out / "ladder.json", lambda p: p.write_text(json.dumps({"title": title, "rows": rows}, indent=2)))
     plt = pyplot()
     if plt is None:

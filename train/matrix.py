@@ -21,7 +21,6 @@ An opponent pool is one agent name or several joined by ``+`` (one drawn per sea
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -37,7 +36,7 @@ import agents
 
 from .cli import add_flag, at_least, new_parser, progress_bar
 from .evaluate import PairedDeals, make_candidate, play_candidates, summarise
-from .results_folder import pyplot, results_folder
+from .results_folder import csv_of, pyplot, results_folder
 from .run_folder import Refused
 
 REFERENCE = "most_copies"
@@ -280,14 +279,7 @@ def save(settings: Settings, rows: list[dict], folder, title: str) -> None:
     out = folder.path
     document = {"settings": asdict(settings), "rows": rows}
     folder.write(out / "matrix.json", lambda p: p.write_text(json.dumps(document, indent=1) + "\n"))
-
-    def write_csv(path):
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-
-    folder.write(out / "matrix.csv", write_csv)
+    folder.write(out / "matrix.csv", csv_of(rows))
     folder.write(out / "matrix.md", lambda p: p.write_text(format_markdown(settings, rows, title)))
     plot_heatmap(settings, rows, folder, title)
 

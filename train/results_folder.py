@@ -10,6 +10,7 @@ the commit and the date that made it.
 from __future__ import annotations
 
 import contextlib
+import csv
 import datetime
 import hashlib
 import json
@@ -82,6 +83,18 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
         yield folder
     finally:
         folder.__exit__(None, None, None)
+
+
+def csv_of(rows: list[dict]):
+    """A writer for ``folder.write``: ``rows`` (dicts with the same keys) as a CSV file with a header."""
+
+    def write(path: Path) -> None:
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+    return write
 
 
 def pyplot():
