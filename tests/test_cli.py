@@ -54,9 +54,10 @@ def test_the_examples_in_a_jobs_help_parse(job):
         importlib.import_module(f"train.{name}").parser().parse_args(argv)
 
 
-def test_the_readme_commands_parse():
-    examples = example_commands((ROOT / "README.md").read_text())
-    assert len(examples) > 8
+def test_the_readme_and_docs_commands_parse():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    examples = [example for page in pages for example in example_commands(page.read_text())]
+    assert len(examples) > 20
     for name, argv in examples:
         importlib.import_module(f"train.{name}").parser().parse_args(argv)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,17 +22,50 @@ def test_rules_copy_matches_the_teams_specification():
     assert (ROOT / "docs" / "RULES.md").read_text() == shared.read_text(), "docs/RULES.md is out of date"
 
 
-def test_readme_observation_table_matches_the_encoder():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_observation_table_matches_the_encoder():
+    page = (ROOT / "docs" / "environment.md").read_text()
     for name, part in SLICES.items():
-        assert f"| {part.start} | {name} | {part.stop - part.start} |" in readme, name
-    assert f"fixed size {OBS_DIM}" in readme
+        assert f"| {part.start} | {name} | {part.stop - part.start} |" in page, name
+    assert f"fixed size {OBS_DIM}" in page
 
 
-def test_readme_lists_every_preset():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_list_every_preset():
+    page = (ROOT / "docs" / "environment.md").read_text()
     for name in PRESETS:
-        assert f"| `{name}` |" in readme, name
+        assert f"| `{name}` |" in page, name
+
+
+def test_the_readme_is_a_short_front_door_whose_links_all_work():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 220
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    assert local and all((ROOT / link).exists() for link in local), [
+        link for link in local if not (ROOT / link).exists()
+    ]
+
+
+def test_the_docs_site_builds_strictly(tmp_path):
+    """A broken link, a page missing from the nav or a missing file fails the build (mkdocs.yml: strict)."""
+    import subprocess
+    import sys
+
+    if subprocess.run([sys.executable, "-m", "mkdocs", "--version"], capture_output=True).returncode:
+        pytest.skip('mkdocs is not installed (it comes with the docs extra: pip install -e ".[docs]")')
+    build = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")]
+    done = subprocess.run(
+        build, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_committed_results_folder_says_where_it_came_from():
+    folders = [path for path in (ROOT / "docs" / "results").iterdir() if path.is_dir()]
+    assert len(folders) >= 5
+    for folder in folders:
+        provenance = json.loads((folder / "provenance.json").read_text())
+        assert provenance["command"].startswith("python -m train."), folder
+        assert re.fullmatch(r"[0-9a-f]{40}", provenance["commit"]) and provenance["date"][:4] == "2026", folder
 
 
 def test_ci_runs_the_readme_test_command():

@@ -172,7 +172,7 @@ def test_a_runs_random_streams_are_derived_not_offset():
 
 
 def test_a_run_interrupted_during_distillation_leaves_no_checkpoint_to_resume(tmp_path, monkeypatch, capsys):
-    from train import distill
+    from train.learn import distill
 
     def interrupted(model, args, log=print):
         raise KeyboardInterrupt

@@ -12,7 +12,7 @@ from helpers import play_aec_game  # noqa: E402
 import agents  # noqa: E402
 from agents.model_file import load_policy  # noqa: E402
 from snipsnap_env.observation import OBS_DIM  # noqa: E402
-from train import evaluate, train_ppo  # noqa: E402
+from train import evaluate, paired, train_ppo  # noqa: E402
 
 SMOKE = [
     "--players",
@@ -136,9 +136,9 @@ def test_evaluation_is_deterministic_for_a_seed(tmp_path):
 
 
 def test_paired_deals_cancel_the_luck_of_the_cards():
-    deals = evaluate.PairedDeals.draw(4000, 6, 1, seed=3)
+    deals = paired.PairedDeals.draw(4000, 6, 1, seed=3)
     same = [
-        evaluate.play_paired(agents.make("most_copies", seed=1), [agents.make("random", seed=2)], deals, "scarne")
+        paired.play_paired(agents.make("most_copies", seed=1), [agents.make("random", seed=2)], deals, "scarne")
         for _ in range(2)
     ]
     assert np.array_equal(same[0], same[1])
@@ -146,7 +146,7 @@ def test_paired_deals_cancel_the_luck_of_the_cards():
     # the point of pairing: the difference of two policies on the same deals spreads far less than on
     # other deals (most_copies and random share the hands' luck)
     mine = same[0]
-    theirs = evaluate.play_paired(agents.make("random", seed=1), [agents.make("random", seed=2)], deals, "scarne")
+    theirs = paired.play_paired(agents.make("random", seed=1), [agents.make("random", seed=2)], deals, "scarne")
     other_deals = np.roll(theirs, 1)
     assert (mine - theirs).std() < 0.8 * (mine - other_deals).std()
 
@@ -308,7 +308,7 @@ def test_distillation_from_the_search_player_trains_a_policy_that_loads(tmp_path
 
 def test_the_teachers_labels_value_interchangeable_ranks_alike():
     from snipsnap_env.batch import BatchEnv
-    from train.distill import label, real_choices, teacher_from_spec
+    from train.learn.distill import label, real_choices, teacher_from_spec
 
     env = BatchEnv(64, 4, seed=2)
     obs, mask = env.reset()

@@ -238,7 +238,8 @@ def test_a_model_file_with_odd_metadata_is_refused_in_words(tmp_path, meta_chang
 @pytest.mark.training
 def test_a_resume_skips_a_checkpoint_the_run_did_not_write_and_never_unpickles_it(tmp_path):
     pytest.importorskip("sb3_contrib")
-    from train import resume_point, train_ppo
+    from train import train_ppo
+    from train.learn import resume_point
     from train.run_folder import checkpoints
 
     argv = ["--players", "3", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "256"]

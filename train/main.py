@@ -16,9 +16,10 @@ import argparse
 import dataclasses
 import sys
 
-from . import evaluate, train_ppo
 from .cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
-from .results_folder import results_folder
+from .learn import train_ppo
+from .measure import evaluate
+from .measure.results_folder import results_folder
 from .run_folder import MAY_CHANGE
 
 CANDIDATES = ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]

@@ -1,96 +1,10 @@
-"""Mixed tables: several agents at one table, every deal replayed with the seats rotated so each agent sits
-in every seat of the same deal; chips per deal per agent with 95% CIs. A table of one agent in every seat is
-a self-play table (each agent there earns 0 on average; the check is that it does).
+"""``python -m train.mixed``: the job lives in :mod:`train.measure.mixed` (see its ``--help``)."""
 
-    python -m train.mixed --agents ppo pimc most_copies random --players 4 --deals 20000
-    python -m train.mixed --agents ppo ppo ppo ppo ppo ppo --players 6 --deals 5000
-"""
-
-from __future__ import annotations
-
-import json
 import sys
 
-import numpy as np
-
-from snipsnap_env.batch import BatchEnv
-
-from .cli import add_flag, add_table_flags, new_parser, progress_bar
-from .evaluate import Z95, PairedDeals, make_candidate
-from .results_folder import results_folder
-from .run_folder import Refused
-
-
-def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:
-    """Each deal played ``num_players`` times, agent ``specs[i]`` in seat ``(i + r) % N`` in rotation ``r``
-    (the seats beyond the agents given are filled with the last one); per agent its chips per deal."""
-    if len(specs) > num_players:
-        raise ValueError(f"{len(specs)} agents for a table of {num_players}")
-    seats = list(specs) + [specs[-1]] * (num_players - len(specs))
-    policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
-    paired = PairedDeals.draw(deals, num_players, 1, seed)
-    chips = np.zeros((num_players, deals))  # per seat-list position: its chips averaged over rotations
-    for rotation in progress_bar(range(num_players), desc="seat rotations", unit="rotation"):
-        env = BatchEnv(deals, num_players, rules=rules, seed=seed)
-        obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
-        position_of_seat = (np.arange(num_players) - rotation) % num_players  # who sits in each seat
-        finished = np.zeros(deals, bool)
-        while not finished.all():
-            actions = np.zeros(deals, np.int64)
-            who = position_of_seat[env.to_act]
-            for index, policy in enumerate(policies):
-                rows = np.flatnonzero(~finished & (who == index))
-                if rows.size:
-                    actions[rows] = policy.act_batch(obs[rows], mask[rows])
-            obs, mask, _, dones, infos = env.step(actions, active=~finished)
-            ended = dones & ~finished
-            for seat in range(num_players):
-                chips[position_of_seat[seat], ended] += infos["deal_score"][ended, seat] / num_players
-            finished |= ended
-    table = {}
-    for name in dict.fromkeys(seats):
-        rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
-        table[name] = {
-            "seats": seats.count(name),
-            "chips_per_deal": float(rows.mean()),
-            "ci95": Z95 * float(rows.std(ddof=1)) / np.sqrt(deals),
-        }
-    return table
-
-
-def parser():
-    job = new_parser(__doc__)
-    job.add_argument("--agents", nargs="+", required=True, help="agents seated together (as train.evaluate names them)")
-    add_table_flags(job)
-    add_flag(job, "deals", default=10_000, help="deals, each played once per rotation of the seats")
-    add_flag(job, "out", help="folder for mixed.json (default: results/mixed/<settings hash>)")
-    add_flag(job, "overwrite")
-    return job
-
-
-def main(argv=None) -> dict:
-    job = parser()
-    args = job.parse_args(argv)
-    settings = {key: getattr(args, key) for key in ("agents", "players", "rules", "deals", "seed")}
-    try:
-        for spec in args.agents:  # a bad name or model file: refused before the folder or any work
-            make_candidate(spec, 0)
-        with results_folder(
-            args.out, "mixed", settings, args.overwrite, sys.argv[1:] if argv is None else argv
-        ) as folder:
-            table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
-            title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
-            document = json.dumps({"title": title, "agents": table}, indent=2)
-            folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))
-    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
-        job.error(str(error))
-    print(title)
-    print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")
-    for name, row in table.items():
-        print(f"| {name} | {row['seats']} | {row['chips_per_deal']:+.2f} ± {row['ci95']:.2f} |")
-    print(f"results written to {folder.path}")
-    return table
-
+from .measure import mixed as _job
 
 if __name__ == "__main__":
-    main()
+    _job.main()
+else:  # importing train.mixed gives the job's module itself, so patches and attributes reach the code
+    sys.modules[__name__] = _job

@@ -24,6 +24,8 @@ from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.kernel import POLICIES, policy_codes
 from snipsnap_env.rules import MAX_PLAYERS
 
+from .live_policy import LivePolicy
+
 
 def teacher_from_spec(spec: str, seed: int) -> PIMC:
     """``pimc:<samples>[:<opponent model>]`` as a search player."""
@@ -160,7 +162,6 @@ def distill(model, args, log=print) -> dict:
     return diagnostics: accuracy per round and the teacher's mean value gap over most_copies."""
     from tqdm import tqdm
 
-    from .train_ppo import LivePolicy
 
     teacher = teacher_from_spec(args.teacher, args.seed)
     pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]

@@ -1,0 +1,536 @@
+"""Train a MaskablePPO policy for Snip Snap Snorem: distilled from the search player over every table size
+(``--teacher``, train.distill), then, with ``--total-timesteps`` above 0, PPO for one seat against a pool
+of scripted opponents.
+
+By default the run only distils: fine-tuning the distilled policy with PPO lowered its strength (README,
+Results). PPO runs on the batched engine's VecEnv (``--vec batch``; ``--vec single`` uses SB3's DummyVecEnv
+over the gymnasium single-seat env). Writes to ``<runs>/<run-name>/`` (a folder the run owns): TensorBoard
+and CSV logs, checkpoints (and one on a crash, Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``,
+``distill.json``, ``eval.csv`` and ``learning_curve.png``. ``--resume`` continues an interrupted run from
+its newest readable checkpoint; ``--overwrite`` starts over.
+
+    python -m train.train_ppo                                  # distillation: about 7 minutes on 2 CPU cores
+    python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
+        --teacher-learning-rate 1e-3 --run-name distill_pimc256_rank     # the shipped model (20 minutes)
+    python -m train.train_ppo --teacher "" --players 4 --rules parlett --total-timesteps 2000000 --run-name ppo4
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import agents
+from agents.ppo import save_model
+from agents.threads import set_torch_threads
+from snipsnap_env.rules import PRESETS, check_num_players
+
+from ..cli import (
+    add_dataclass_flags,
+    arg,
+    at_least,
+    check_fields,
+    fraction,
+    from_namespace,
+    new_parser,
+    non_negative_float,
+    positive_float,
+    require,
+)
+from ..paired import PairedDeals, play_paired
+from ..run_folder import (
+    NothingToResume,
+    OtherSettings,
+    Refused,
+    RunFolder,
+    check_folder_name,
+    checkpoints,
+    load_newest_readable,
+    recorded_settings,
+    settings_difference,
+)
+from . import resume_point
+from .live_policy import LivePolicy
+
+
+@dataclass
+class Args:
+    num_players: int = arg(6, "players at the table, 3..8", flag="players")
+    rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
+    opponents: tuple[str, ...] = arg(("random",), "the opponents' pool: agent names, one drawn per seat per episode")
+    total_timesteps: int = arg(
+        0, "PPO steps (learner decisions) after distillation; 0: distillation only", check=at_least(0)
+    )
+    seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
+    num_envs: int = arg(256, "games played in parallel", check=at_least(1))
+    vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
+    n_steps: int = arg(32, "steps per game per PPO rollout", check=at_least(1))
+    batch_size: int = arg(2048, "PPO minibatch size", check=at_least(2))
+    n_epochs: int = arg(4, "PPO epochs per rollout", check=at_least(1))
+    learning_rate: float = arg(3e-4, "Adam learning rate", check=positive_float)
+    ent_coef: float = arg(0.01, "entropy bonus", check=non_negative_float)
+    gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
+    gae_lambda: float = arg(0.95, "GAE lambda", check=fraction)
+    vf_coef: float = arg(0.5, "value loss weight", check=non_negative_float)
+    clip_range: float = arg(0.2, "PPO clip range", check=positive_float)
+    normalize_advantage: bool = arg(True, "normalise advantages per minibatch")
+    teacher: str = arg("pimc:128", "pretrain on a search player's choices first (train.distill); '' for none")
+    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=at_least(1))
+    teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
+    teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
+    teacher_opponents: tuple[str, ...] = arg(
+        ("random", "most_copies"),
+        "the opponents at the teacher's tables, one drawn per seat per deal; the teacher models each as seated",
+    )
+    teacher_rounds: int = arg(
+        1, "DAgger rounds after the first: label the positions the learned policy reaches", check=at_least(0)
+    )
+    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round", check=at_least(1))
+    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit", check=positive_float)
+    policy: str = arg(
+        "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
+    )
+    net_arch: tuple[int, ...] = arg(
+        (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
+    )
+    rank_head: tuple[int, ...] = arg(
+        (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer", check=at_least(1)
+    )
+    eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice", check=at_least(1))
+    eval_deals: int = arg(20_000, "paired deals per evaluation", check=at_least(2))
+    checkpoint_every: int = arg(300_000, "timesteps between checkpoints", check=at_least(1))
+    out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
+    run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
+    resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
+    overwrite: bool = arg(False, "start over in <runs>/<run-name>, deleting the run there")
+    progress: bool = arg(True, "show a progress bar")
+    threads: int = arg(2, "torch CPU threads", check=at_least(1))
+
+    def __post_init__(self):
+        check_fields(self)  # every number, before any work
+        check_num_players(self.num_players)
+        if self.rules not in PRESETS:
+            raise ValueError(f"unknown rules preset {self.rules!r}; known presets: {', '.join(PRESETS)}")
+        for name in (*self.opponents, *self.teacher_opponents):
+            if name not in agents.names():
+                raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
+        if self.policy not in ("mlp", "rank_shared"):
+            raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
+        if len(self.rank_head) != 2 or min(self.rank_head) < 1:
+            raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
+        if self.vec not in ("batch", "single"):
+            raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
+        if not self.teacher and self.total_timesteps == 0:
+            raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
+        for n in self.teacher_players:
+            check_num_players(n)
+        if self.teacher_loss not in ("choice", "values"):
+            raise ValueError(f"teacher_loss got {self.teacher_loss!r}; allowed: 'choice', 'values'")
+        if self.teacher:
+            from .distill import teacher_from_spec
+
+            teacher_from_spec(self.teacher, 0)
+        if not self.run_name:  # what the run learns from, the rules, the PPO table if any, the seed
+            source = self.teacher.replace(":", "") if self.teacher else "ppo"
+            table = f"_{self.num_players}p" if self.total_timesteps else ""
+            self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
+        check_folder_name(self.run_name)
+
+
+STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
+
+
+def stream_seed(seed: int, name: str, *index: int) -> int:
+    """The seed of one named random stream of a run, derived from the run's seed by ``SeedSequence``
+    (no ad-hoc offsets that could make two streams collide)."""
+    # every word after the seed is at least 1: SeedSequence reads a trailing 0 word as no word at all
+    words = [seed, 1 + STREAMS.index(name), *(1 + i for i in index)]
+    return int(np.random.SeedSequence(words).generate_state(1)[0])
+
+
+def make_vec_env(args: Args, seed: int):
+    """The training VecEnv with a VecMonitor (episode stats) and reward normalisation."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor, VecNormalize
+
+    pool = [agents.make(name, seed=stream_seed(seed, "opponents", i)) for i, name in enumerate(args.opponents)]
+    if args.vec == "batch":
+        from snipsnap_env.vec_env import SnipSnapVecEnv
+
+        venv = SnipSnapVecEnv(
+            args.num_envs, args.num_players, rules=args.rules, opponents=pool, seed=stream_seed(seed, "env")
+        )
+    else:
+        from snipsnap_env.single_agent import SingleSeatEnv
+
+        def make(i):
+            return lambda: SingleSeatEnv(
+                args.num_players,
+                args.rules,
+                opponents=[
+                    agents.make(n, seed=stream_seed(seed, "opponents", i, j)) for j, n in enumerate(args.opponents)
+                ],
+            )
+
+        venv = DummyVecEnv([make(i) for i in range(args.num_envs)])
+        venv.seed(stream_seed(seed, "env"))
+    # Chips swing by ±50 in a deal; scaling returns keeps the value loss in range. Inference needs no stats.
+    return VecNormalize(VecMonitor(venv), norm_obs=False, norm_reward=True, gamma=1.0)
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The checkpoint with the most timesteps in ``run_dir/checkpoints`` (readable or not)."""
+    found = checkpoints(run_dir)
+    return found[0] if found else None
+
+
+def vecnormalize_path(checkpoint: Path) -> Path:
+    return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
+
+
+def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class PairedEvaluation(BaseCallback):
+        """Every ``eval_every`` steps: the greedy policy vs random lead choice on paired deals; keeps the best."""
+
+        def __init__(self):
+            super().__init__()
+            self.deals = PairedDeals.draw(
+                args.eval_deals, args.num_players, len(args.opponents), stream_seed(args.seed, "evaluation deals")
+            )
+            # a resumed run keeps the best model it already had unless a new evaluation beats it
+            earlier = read_rows(folder.path / "eval.csv")
+            self.best = max((float(row[2]) for row in earlier), default=-np.inf)
+            self.next_eval = 0
+            self.random_chips = None
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval = self.num_timesteps + args.eval_every
+                self.evaluate()
+            return True
+
+        def evaluate(self):
+            pool = lambda: [  # noqa: E731
+                agents.make(n, seed=stream_seed(args.seed, "evaluation opponents", i))
+                for i, n in enumerate(args.opponents)
+            ]
+            if self.random_chips is None:
+                self.random_chips = play_paired(agents.make("random", seed=args.seed), pool(), self.deals, args.rules)
+            chips = play_paired(LivePolicy(self.model), pool(), self.deals, args.rules)
+            diff = chips - self.random_chips
+            mean, ci = float(diff.mean()), 1.96 * float(diff.std(ddof=1)) / np.sqrt(len(diff))
+            self.logger.record("eval/chips_per_deal", float(chips.mean()))
+            self.logger.record("eval/diff_vs_random", mean)
+            self.logger.record("eval/diff_vs_random_ci95", ci)
+            with open(folder.path / "eval.csv", "a", newline="") as f:
+                csv.writer(f).writerow([self.num_timesteps, float(chips.mean()), mean, ci])
+            folder.record(folder.path / "eval.csv")
+            if mean > self.best:
+                self.best = mean
+                folder.write(folder.path / "best_model.zip", lambda p: save_model(self.model, p, trained_on(args)))
+
+        def _on_training_end(self) -> None:
+            self.evaluate()
+
+    class AtomicCheckpoints(BaseCallback):
+        """Where a rollout starts: a resume point (kept for an interruption), and every ``checkpoint_every``
+        steps a checkpoint with it, written atomically (see :func:`save_checkpoint`)."""
+
+        def __init__(self):
+            super().__init__()
+            self.next_save = args.checkpoint_every
+
+        def _on_rollout_start(self) -> None:
+            run_state["point"] = resume_point.capture(self.model)
+            if self.num_timesteps >= self.next_save:
+                self.next_save = self.num_timesteps + args.checkpoint_every
+                save_checkpoint(self.model, folder, run_state["point"])
+
+        def _on_step(self) -> bool:
+            return True
+
+    return [AtomicCheckpoints(), PairedEvaluation()]
+
+
+def save_checkpoint(model, folder: RunFolder, point=None) -> Path:
+    """``checkpoints/ppo_<steps>_steps.zip``, its reward-normalisation stats and its resume point, each
+    written to a temporary file, renamed and hashed in the run's manifest; the zip last, so a checkpoint that
+    exists has the others. (These are SB3 and pickle files: a resume loads them only if the hashes match.)"""
+    path = folder.path / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
+    env = model.get_env()
+    if env is not None and hasattr(env, "save"):
+        folder.write(vecnormalize_path(path), lambda p: env.save(str(p)))
+    if point is not None:
+        folder.write(resume_point.path_for(path), lambda p: resume_point.save(point, p))
+    folder.write(path, lambda p: model.save(p))
+    return path
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    """The rows of a CSV file ([] when there is none)."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def plot_learning_curve(folder: RunFolder) -> Path | None:
+    """learning_curve.png from eval.csv: paired chips per deal vs random lead choice, with 95% CIs."""
+    run_dir = folder.path
+    rows = read_rows(run_dir / "eval.csv")
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps, _, diff, ci = (np.array(col, float) for col in zip(*rows))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.errorbar(steps, diff, yerr=ci, marker="o", capsize=4)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("timesteps (learner decisions)")
+    ax.set_ylabel("chips per deal vs random lead (paired, 95% CI)")
+    ax.set_title(run_dir.name)
+    fig.tight_layout()
+    path = folder.write(run_dir / "learning_curve.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+    plt.close(fig)
+    return path
+
+
+def train(args: Args) -> Path:
+    """Train (or resume) a run in its own folder; return the path of its final model."""
+    run_dir = Path(args.out_dir) / args.run_name
+    with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite) as folder:
+        return _train(args, folder)
+
+
+def train_or_reuse(args: Args) -> Path:
+    """The run folder of ``args``, trained as far as needed: a finished run with these settings is reused, an
+    interrupted one resumed, one stopped before its first checkpoint (or ``--overwrite``) trained from the
+    start. A folder holding a run with other settings is an error unless ``--overwrite``."""
+    run_dir = Path(args.out_dir) / args.run_name
+    recorded = recorded_settings(run_dir)
+    difference = [] if recorded is None else settings_difference(recorded, dataclasses.asdict(args))
+    if difference and not args.overwrite:
+        raise OtherSettings(
+            f"{run_dir} holds a run with other settings ({'; '.join(difference)}); "
+            "choose another --run-name, or --overwrite to replace it"
+        )
+    if (run_dir / "final_model.zip").exists() and not args.overwrite:
+        print(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
+        return run_dir
+    resume = not args.overwrite and latest_checkpoint(run_dir) is not None
+    train(dataclasses.replace(args, resume=resume, overwrite=not resume))
+    return run_dir
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (timeout, kill, batch schedulers) handled like Ctrl-C: save, then stop."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def _train(args: Args, folder: RunFolder) -> Path:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger, make_output_format
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    set_torch_threads(args.threads)
+    run_dir = folder.path
+    env = make_vec_env(args, args.seed)
+    model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
+    if args.resume:
+
+        def load(path):  # SB3 zips and pickles: only the ones this run wrote, unchanged (the manifest's hashes)
+            stats = vecnormalize_path(path)
+            resumed_env = VecNormalize.load(str(folder.verify(stats)), env.venv) if stats.exists() else env
+            point = resume_point.load(path, folder.verify)
+            return MaskablePPO.load(folder.verify(path), env=resumed_env, device="cpu"), point
+
+        checkpoint, loaded = load_newest_readable(run_dir, load)
+        if loaded is None:
+            raise NothingToResume(
+                f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
+            )
+        model, point = loaded
+        env = model.get_env()
+        if point is not None and point.env is not None:  # exactly where the run was
+            resume_point.restore(model, point)
+        else:  # an older checkpoint: new deals, not the first ones again
+            env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))
+            point = None
+        drop_rows_after(folder, model.num_timesteps)
+        print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
+    else:
+        model = new_model(args, env)
+    tensorboard = make_output_format("tensorboard", str(run_dir))
+    model.set_logger(Logger(str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), tensorboard]))
+    folder.record(run_dir / "progress.csv")
+    for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
+        if not folder.manifest.owns(events):
+            folder.record(events)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    run_state = {"point": point}  # the latest resume point, then one taken where each rollout starts
+    started = time.perf_counter()
+    distilling = checkpoint is None and bool(args.teacher)
+    try:
+        if distilling:
+            from .distill import distill
+
+            torch.manual_seed(stream_seed(args.seed, "network"))
+            report = distill(model, args)
+            folder.write(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
+            folder.write(run_dir / "distilled_model.zip", lambda p: save_model(model, p, trained_on(args)))
+            run_state["point"] = resume_point.capture(model)
+            save_checkpoint(model, folder, run_state["point"])  # step 0: a resume keeps the distillation
+            distilling = False
+        if run_state["point"] is None:
+            run_state["point"] = resume_point.capture(model)
+        remaining = args.total_timesteps - model.num_timesteps
+        if remaining > 0:
+            model.learn(
+                remaining,
+                callback=make_callbacks(args, folder, run_state),
+                progress_bar=args.progress,
+                reset_num_timesteps=checkpoint is None,
+            )
+    except BaseException:  # a crash, Ctrl-C or SIGTERM keeps what was learned
+        if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
+            print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
+            raise
+        if run_state["point"] is not None:  # back to where the current rollout started: nothing half-done
+            resume_point.restore(model, run_state["point"])
+        path = save_checkpoint(model, folder, run_state["point"])
+        print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    final = folder.write(run_dir / "final_model.zip", lambda p: save_model(model, p, trained_on(args)))
+    if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
+        folder.write(run_dir / "best_model.zip", lambda p: save_model(model, p, trained_on(args)))
+    curve = plot_learning_curve(folder)
+    elapsed = time.perf_counter() - started
+    print(f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min; model: {final}; curve: {curve}")
+    return final
+
+
+def trained_on(args: Args) -> dict:
+    """The tables a run's model learned: the teacher's table sizes and, with PPO steps, the training table."""
+    players = set(args.teacher_players) if args.teacher else set()
+    if args.total_timesteps > 0:
+        players.add(args.num_players)
+    opponents = set(args.teacher_opponents if args.teacher else ()) | set(
+        args.opponents if args.total_timesteps else ()
+    )
+    return {"players": sorted(players), "rules": args.rules, "opponents": sorted(opponents)}
+
+
+def new_model(args: Args, env):
+    """A fresh MaskablePPO model with the run's settings."""
+    from sb3_contrib import MaskablePPO
+
+    policy, policy_kwargs = "MlpPolicy", {"net_arch": list(args.net_arch)}
+    if args.policy == "rank_shared":
+        from agents.rank_policy import RankSharedPolicy as policy
+
+        policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
+    return MaskablePPO(
+        policy,
+        env,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        ent_coef=args.ent_coef,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        vf_coef=args.vf_coef,
+        clip_range=args.clip_range,
+        normalize_advantage=args.normalize_advantage,
+        policy_kwargs=policy_kwargs,
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def drop_rows_after(folder: RunFolder, steps: int) -> None:
+    """Rows of progress.csv and eval.csv logged after ``steps`` (the point a resume restored) are gone from
+    the run's history: drop them, so the learning curve never repeats timesteps or runs backwards."""
+    for name, column in (("progress.csv", "time/total_timesteps"), ("eval.csv", None)):
+        rows = read_rows(folder.path / name)
+        if not rows:
+            continue
+        header, body = (rows[0], rows[1:]) if column else ([], rows)
+        index = header.index(column) if column in header else 0
+        if column and column not in header:
+            continue
+        kept = [row for row in body if not row[index] or float(row[index]) <= steps]
+        if len(kept) < len(body):
+
+            def write(path, rows=[header] * bool(header) + kept):
+                with open(path, "w", newline="") as f:
+                    csv.writer(f).writerows(rows)
+
+            folder.write(folder.path / name, write, hashed=False)
+
+
+def ResumableCSV(filename: str):
+    """SB3's CSV log, continued rather than rewritten when the file exists (a resumed run keeps its rows)."""
+    from stable_baselines3.common.logger import CSVOutputFormat
+
+    if not os.path.exists(filename) or os.path.getsize(filename) == 0:
+        return CSVOutputFormat(filename)
+    log = CSVOutputFormat.__new__(CSVOutputFormat)
+    log.file = open(filename, "r+")
+    header = log.file.readline().rstrip("\n")
+    log.keys = header.split(",") if header else []
+    log.separator, log.quotechar = ",", '"'
+    log.file.seek(0, os.SEEK_END)
+    return log
+
+
+def parser():
+    return add_dataclass_flags(Args, new_parser(__doc__))
+
+
+TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
+
+
+def main(argv=None) -> Path:
+    job = parser()
+    namespace = job.parse_args(argv)
+    require(job, "train", *TRAINING_MODULES)
+    args = from_namespace(Args, namespace, job)
+    with refusals_and_interrupts(job):
+        return train(args)
+
+
+@contextlib.contextmanager
+def refusals_and_interrupts(job):
+    """A refusal (busy, taken or other settings: see run_folder.Refused) as one line and exit status 2; Ctrl-C
+    or SIGTERM, after the run has saved and said so, as exit status 130 or 143 without a traceback."""
+    try:
+        yield
+    except Refused as error:
+        job.error(str(error))
+    except KeyboardInterrupt as interrupt:
+        raise SystemExit(143 if isinstance(interrupt, _Terminated) else 130) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Benchmark the fast path: whole deals played in the kernel (``play_deals``), BatchEnv deals/s and
+decisions/s over a batch-size sweep, the AEC env raw and wrapped, and PPO training fps with the
+single-seat env vs the batched VecEnv, with PettingZoo's connect_four_v3 in the same run as the reference.
+Prints a table and writes JSON.
+
+    python -m train.bench_batch --json bench.json        # about 3 minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import agents
+from snipsnap_env.batch import BatchEnv, play_deals
+
+from ..cli import add_flag, at_least, new_parser, positive_float
+from .bench_aec import aec_envs, measure_table, save_json
+
+
+def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> dict:
+    """Whole deals/s played in the kernel with uniformly random leads at every seat (best of the rounds)."""
+    policies = ["random"] * num_players
+    play_deals(1000, num_players, "scarne", policies)  # compile / warm up
+    best, start = 0.0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        began = time.perf_counter()
+        play_deals(deals, num_players, "scarne", policies, seed=len(str(best)))
+        best = max(best, deals / (time.perf_counter() - began))
+    return {"deals_per_s": best}
+
+
+def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0) -> dict:
+    """Complete deals/s and decisions/s through BatchEnv.step with uniformly random legal leads."""
+    env = BatchEnv(num_games, num_players, seed=seed)
+    policy = agents.make("random", seed=seed)
+    obs, mask = env.reset()
+    obs, mask, *_ = env.step(policy.act_batch(obs, mask))  # compile / warm up
+    deals = decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        obs, mask, _, dones, _ = env.step(policy.act_batch(obs, mask))
+        deals += int(dones.sum())
+        decisions += num_games
+    elapsed = time.perf_counter() - start
+    return {"deals_per_s": deals / elapsed, "decisions_per_s": decisions / elapsed}
+
+
+def ppo_fps(vec: str, seconds_budget_steps: int, num_envs: int, n_steps: int, batch_size: int) -> float:
+    """Timesteps/s of MaskablePPO learning for ``seconds_budget_steps`` steps on the given VecEnv kind."""
+    import tempfile
+
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from ..learn.train_ppo import Args, make_vec_env
+
+    torch.set_num_threads(2)
+    args = Args(vec=vec, num_envs=num_envs, n_steps=n_steps, batch_size=batch_size, out_dir=tempfile.mkdtemp())
+    env = make_vec_env(args, seed=0)
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=n_steps,
+        batch_size=batch_size,
+        n_epochs=4,
+        gamma=1.0,
+        policy_kwargs={"net_arch": [128, 128]},
+        seed=0,
+        device="cpu",
+    )
+    model.learn(num_envs * n_steps)  # warm up (compilation, first rollout)
+    start = time.perf_counter()
+    model.learn(seconds_budget_steps, reset_num_timesteps=False)
+    return seconds_budget_steps / (time.perf_counter() - start)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__)
+    job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
+    add_flag(job, "players")
+    job.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
+    job.add_argument("--ppo-steps", type=at_least(1), default=65536, help="timesteps per PPO fps measurement")
+    job.add_argument("--json", default=None)
+    return job
+
+
+def main(argv=None) -> dict:
+    job = parser()
+    args = job.parse_args(argv)
+    results: dict = {"kernel": {}, "batch": {}, "aec": {}, "ppo_fps": {}}
+
+    results["kernel"] = kernel_speed(args.players, args.seconds * 2)
+    print(f"play_deals, {args.players} players, random leads, all in the kernel: ", end="")
+    print(f"{results['kernel']['deals_per_s']:,.0f} deals/s")
+
+    print(f"\nBatchEnv, {args.players} players, random legal leads chosen in Python between steps")
+    print(f"{'batch':>8}{'deals/s':>14}{'decisions/s':>14}")
+    for size in args.batch_sizes:
+        figures = batch_speed(size, args.players, args.seconds)
+        results["batch"][str(size)] = figures
+        print(f"{size:>8}{figures['deals_per_s']:>14,.0f}{figures['decisions_per_s']:>14,.0f}", flush=True)
+
+    print("\nAEC env, random legal actions (turns include forced ones)")
+    results["aec"] = measure_table(aec_envs([args.players]), rounds=3, seconds=1.5)
+
+    print("\nMaskablePPO training fps (timesteps = learner decisions), 6 players, random opponents")
+    single = ppo_fps("single", args.ppo_steps // 8, num_envs=1, n_steps=2048, batch_size=256)
+    batched = ppo_fps("batch", args.ppo_steps, num_envs=256, n_steps=32, batch_size=2048)
+    results["ppo_fps"] = {"single_env": single, "batch_vec_env": batched, "speedup": batched / single}
+    print(f"single-seat env (DummyVecEnv, 1 env): {single:,.0f} fps")
+    print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
+    return save_json(results, args.json, "bench_batch", sys.argv[1:] if argv is None else list(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Paired deals: the deals every candidate plays (identical hands and dealers, the candidate's seat rotated,
+the same opponents with identically seeded streams), played on the compiled engine, and the summary of a
+candidate's chips with 95% CIs and its paired difference to a reference. Shared by the jobs that learn
+(evaluation during training) and the jobs that measure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import agents
+from agents.scripted import kernel_name
+from snipsnap_env.batch import BatchEnv, play_given_deals
+from snipsnap_env.cards import NUM_CARDS
+
+Z95 = 1.959964
+
+
+@dataclass(frozen=True)
+class PairedDeals:
+    """The deals every candidate plays: who holds each card, the dealer, the candidate's seat, and which
+    opponent from the pool sits in each other seat."""
+
+    owners: np.ndarray  # (D, 52)
+    dealers: np.ndarray  # (D,)
+    seats: np.ndarray  # (D,)
+    opponent_index: np.ndarray  # (D, N)
+
+    @classmethod
+    def draw(cls, num_deals: int, num_players: int, pool_size: int, seed: int) -> "PairedDeals":
+        """``num_deals`` shuffled deals from ``seed``; the candidate's seat cycles round the table."""
+        rng = np.random.default_rng(seed)
+        dealers = rng.integers(num_players, size=num_deals)
+        pack = rng.random((num_deals, NUM_CARDS)).argsort(axis=1)
+        owners = np.empty((num_deals, NUM_CARDS), np.int64)
+        np.put_along_axis(owners, pack, (dealers[:, None] + 1 + np.arange(NUM_CARDS)) % num_players, axis=1)
+        seats = np.arange(num_deals) % num_players
+        opponent_index = rng.integers(pool_size, size=(num_deals, num_players))
+        return cls(owners, dealers, seats, opponent_index)
+
+
+def play_paired(
+    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, progress=None, seed: int = 0
+) -> np.ndarray:
+    """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``.
+
+    When every policy is one the kernel plays itself, whole deals run in the kernel (``play_given_deals``,
+    each seat drawing from its own stream); otherwise the batched engine steps lead by lead with the
+    policies' ``act_batch`` between steps.
+    """
+    num_deals, num_players = deals.opponent_index.shape
+    names = [kernel_name(policy) for policy in (candidate, *opponents)]
+    if None not in names:
+        table = np.array(names[1:], dtype=object)[deals.opponent_index]
+        table[np.arange(num_deals), deals.seats] = names[0]
+        chips = play_given_deals(deals.owners, deals.dealers, table.astype(str), rules, seed=seed)
+        if progress is not None:
+            progress(num_deals)
+        return chips[np.arange(num_deals), deals.seats]
+    result = np.zeros(num_deals)
+    for start in range(0, num_deals, chunk):
+        part = slice(start, min(start + chunk, num_deals))
+        result[part] = _play_chunk(
+            candidate,
+            opponents,
+            deals.owners[part],
+            deals.dealers[part],
+            deals.seats[part],
+            deals.opponent_index[part],
+            num_players,
+            rules,
+        )
+        if progress is not None:
+            progress(part.stop - part.start)
+    return result
+
+
+def play_candidates(
+    policies: dict, opponents: list[str], deals: PairedDeals, rules: str, seed: int, chunk: int = 8192, progress=None
+) -> dict[str, np.ndarray]:
+    """Every policy's chips on the same ``deals``, each reseeded with ``seed`` and meeting opponents made
+    afresh with the same streams, so their differences are paired."""
+    results = {}
+    for spec, policy in policies.items():
+        policy.reseed(seed)
+        pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]
+        results[spec] = play_paired(policy, pool, deals, rules, chunk=chunk, progress=progress, seed=seed)
+    return results
+
+
+def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules):
+    env = BatchEnv(len(seats), num_players, rules=rules)
+    lead = lambda env, rows, obs, mask: candidate.act_batch(obs, mask)  # noqa: E731
+    return play_seated(env, env.reset(owners=owners, dealers=dealers), seats, lead, opponents, opponent_index)
+
+
+def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_index) -> np.ndarray:
+    """Play every deal of ``env`` (dealt, at ``start = (obs, mask)``) to its end; return the chips of the seat
+    ``seats[b]`` in each. ``lead(env, rows, obs, mask)`` chooses that seat's leads in games ``rows``;
+    ``opponents[opponent_index[b, s]]`` leads for seat ``s`` elsewhere."""
+    obs, mask = start
+    games = len(seats)
+    finished = np.zeros(games, bool)
+    chips = np.zeros(games)
+    rows = np.arange(games)
+    while not finished.all():
+        live = ~finished
+        to_act = env.to_act
+        actions = np.zeros(games, np.int64)
+        mine = live & (to_act == seats)
+        if mine.any():
+            actions[mine] = lead(env, np.flatnonzero(mine), obs[mine], mask[mine])
+        theirs = opponent_index[rows, to_act]
+        for index, policy in enumerate(opponents):
+            sel = live & ~mine & (theirs == index)
+            if sel.any():
+                actions[sel] = policy.act_batch(obs[sel], mask[sel])
+        obs, mask, _, dones, infos = env.step(actions, active=live)
+        ended = dones & live
+        chips[ended] = infos["deal_score"][ended, seats[ended]]
+        finished |= ended
+    return chips
+
+
+@dataclass
+class Row:
+    """One candidate's result, and its paired difference to one reference."""
+
+    name: str
+    chips_per_deal: float
+    ci95: float
+    reference: str
+    diff_vs_reference: float
+    diff_ci95: float
+    deals: int
+
+
+def summarise(results: dict[str, np.ndarray], reference: str) -> list[Row]:
+    """Mean and 95% CI per candidate, and the paired difference to ``reference`` with its CI."""
+    rows = []
+    base = results[reference]
+    for name, chips in results.items():
+        n = len(chips)
+        diff = chips - base
+        rows.append(
+            Row(
+                name,
+                float(chips.mean()),
+                Z95 * float(chips.std(ddof=1)) / np.sqrt(n),
+                reference,
+                float(diff.mean()),
+                Z95 * float(diff.std(ddof=1)) / np.sqrt(n),
+                n,
+            )
+        )
+    return rows

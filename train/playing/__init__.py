@@ -1,0 +1,1 @@
+"""Ways to play: the terminal table (terminal) and the browser table (serve, web/)."""
