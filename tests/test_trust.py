@@ -138,7 +138,7 @@ def test_jobs_write_to_a_fresh_folder_by_default_and_never_over_the_committed_re
     evaluate.main(argv)  # the same settings again: the same folder
     evaluate.main(argv + ["--seed", "1"])  # other settings: another folder
     assert len(list((tmp_path / "results" / "evaluate").iterdir())) == 2
-    committed = Path(__file__).resolve().parent.parent / "results" / "headline"
+    committed = Path(__file__).resolve().parent.parent / "docs" / "results" / "headline"
     tracked = lambda: {p.name: p.read_bytes() for p in committed.iterdir() if p.name != ".lock"}  # noqa: E731
     before = tracked()
     with pytest.raises(SystemExit):

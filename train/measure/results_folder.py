@@ -1,7 +1,7 @@
 """Where a measuring job writes: a folder it owns (train.run_folder's rules), with its provenance.
 
 Without ``--out`` a job writes to ``results/<job>/<settings hash>/``: a fresh folder per settings, never the
-committed tables (which live in other folders of ``results/``). The same settings again rewrite their own
+committed tables (which live in ``docs/results/``). The same settings again rewrite their own
 folder; other settings in a folder are refused unless ``--overwrite``, and a folder holding files that no
 job of ours wrote is refused either way, naming them. Every folder gets ``provenance.json``: the command,
 the commit and the date that made it.
