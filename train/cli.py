@@ -118,9 +118,21 @@ def add_table_flags(parser: argparse.ArgumentParser, **defaults) -> None:
         add_flag(parser, name, **({"default": defaults[name]} if name in defaults else {}))
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The job's docstring as written (its examples keep their lines), and each flag's default shown (unless
+    its help already names it, or there is none to show: a switch that is off, or no value)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
 def new_parser(description: str | None) -> argparse.ArgumentParser:
-    """An ArgumentParser that shows a job's docstring (with its examples) as its --help text."""
-    return argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """An ArgumentParser that shows a job's docstring (with its examples) as its --help text, and the
+    defaults of its flags."""
+    return argparse.ArgumentParser(description=description, formatter_class=_HelpFormatter)
 
 
 def add_dataclass_flags(cls, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -24,6 +24,7 @@ from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.kernel import POLICIES, policy_codes
 from snipsnap_env.rules import MAX_PLAYERS
 
+from ..cli import progress_bar
 from .live_policy import LivePolicy
 
 
@@ -106,7 +107,17 @@ def label(teacher: PIMC, obs: np.ndarray, mask: np.ndarray, opponents=None, chun
 
 
 def fit(
-    policy, obs, mask, values, epochs: int, batch_size: int, learning_rate: float, seed: int, loss="choice", log=print
+    policy,
+    obs,
+    mask,
+    values,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    loss="choice",
+    log=print,
+    progress: bool = False,
 ):
     """Fit the policy to the teacher. ``loss="choice"``: cross-entropy to the teacher's choice (its best
     copy count, spread evenly over that count's legal ranks). ``loss="values"``: advantage regression, the
@@ -128,7 +139,10 @@ def fit(
     for epoch in range(epochs):
         order = torch.randperm(len(obs_t), generator=generator)
         total = 0.0
-        for start in range(0, len(order), batch_size):
+        starts = range(0, len(order), batch_size)
+        for start in progress_bar(
+            starts, desc=f"fitting epoch {epoch + 1}/{epochs}", leave=False, disable=not progress
+        ):
             rows = order[start : start + batch_size]
             logits = policy.action_net(policy.mlp_extractor.forward_actor(policy.extract_features(obs_t[rows])))
             legal = legal_t[rows]
@@ -160,8 +174,6 @@ def fit(
 def distill(model, args, log=print) -> dict:
     """Pretrain ``model``'s policy on the teacher's choices over ``args.teacher_players`` (and DAgger rounds);
     return diagnostics: accuracy per round and the teacher's mean value gap over most_copies."""
-    from tqdm import tqdm
-
 
     teacher = teacher_from_spec(args.teacher, args.seed)
     pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]
@@ -173,7 +185,9 @@ def distill(model, args, log=print) -> dict:
     data_obs, data_mask, data_values, report = [], [], [], {"rounds": []}
     for round_ in range(1 + args.teacher_rounds):
         learner = None if round_ == 0 else LivePolicy(model)
-        bar = tqdm(total=per_table * len(sizes), desc=f"labelling (round {round_})", disable=not args.progress)
+        if round_ == 0 and args.progress:
+            log("labelling positions (a fresh install first compiles the rules kernel: up to 2 minutes at 0%)")
+        bar = progress_bar(total=per_table * len(sizes), desc=f"labelling (round {round_})", disable=not args.progress)
         gaps = []
         for n in sizes:
             seed = args.seed * 1000 + round_ * 10 + n
@@ -196,6 +210,7 @@ def distill(model, args, log=print) -> dict:
             args.seed + round_,
             loss=args.teacher_loss,
             log=log,
+            progress=args.progress,
         )
         report["rounds"].append({"positions": int(sum(len(o) for o in data_obs)), "accuracy": accuracy})
         report["teacher_gap_by_players"] = dict(zip(map(str, sizes), gaps))

@@ -423,8 +423,11 @@ def _train(args: Args, folder: RunFolder) -> Path:
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
         folder.write(run_dir / "best_model.zip", lambda p: save_model(model, p, trained_on(args)))
     curve = plot_learning_curve(folder)
-    elapsed = time.perf_counter() - started
-    print(f"trained {model.num_timesteps:,} timesteps in {elapsed / 60:.1f} min; model: {final}; curve: {curve}")
+    minutes = (time.perf_counter() - started) / 60
+    if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
+        print(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
+    else:
+        print(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min; model: {final}; curve: {curve}")
     return final
 
 

@@ -3,7 +3,7 @@
 sample counts and the learned policy. Writes ladder.md, .csv, .json and ladder.png (gain over most_copies
 against table size, one panel per opponent pool) to ``--out``.
 
-    python -m train.ladder                                  # the README's table (about 30 minutes here)
+    python -m train.ladder                                  # the committed table (about 7 minutes here)
     python -m train.ladder --players 4 6 --deals 2000 --candidates random most_copies pimc:32
 """
 

@@ -340,10 +340,11 @@ def plot_heatmap(settings: Settings, rows: list[dict], folder, title: str) -> No
             image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
             for (i, j), gain in np.ndenumerate(grid):
                 ci = lookup[pool, settings.rules[i], agent, settings.players[j]]["gain_ci95"]
-                ax.text(j, i, f"{gain:+.2f}\n±{ci:.2f}", ha="center", va="center", fontsize=7)
+                colour = "white" if abs(gain) > 0.55 * limit else "black"  # readable on the dark cells too
+                ax.text(j, i, f"{gain:+.2f}\n±{ci:.2f}", ha="center", va="center", fontsize=7, color=colour)
             ax.set_xticks(range(len(settings.players)), [str(n) for n in settings.players])
             ax.set_yticks(range(len(settings.rules)), settings.rules if agent == shown[0] else [])
-            ax.set_title(f"{agent} vs {pool}", fontsize=9)
+            ax.set_title(f"{agent}, opponents: {pool}", fontsize=9)
             ax.set_xlabel("players")
     fig.colorbar(image, ax=axes, shrink=0.6, label="chips per deal over most_copies")
     fig.suptitle(title, fontsize=9)
