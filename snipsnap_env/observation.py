@@ -43,23 +43,28 @@ import operator
 import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
-from .rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from .rules import CHOICES, MAX_PLAYERS, MIN_PLAYERS, Rules
 
 MAX_HAND = -(-NUM_CARDS // MIN_PLAYERS)  # 18: the largest hand dealt at a 3-player table
 CHIP_SCALE = 52.0
 
-# The rules block: one feature per (option, value) an agent needs, in the block's order.
-RULE_FEATURES: tuple[tuple[str, object], ...] = (
-    ("chips", lambda rules: rules.chips),
-    ("penalties", lambda rules: rules.penalties),
-    ("settle_per_card", lambda rules: rules.settle_per_card),
-    ("pass_fee to_pot", lambda rules: rules.pass_fee == "to_pot"),
-    ("pass_fee to_previous", lambda rules: rules.pass_fee == "to_previous"),
-    ("ante", lambda rules: rules.ante),
-    ("multi_play", lambda rules: rules.multi_play),
-    ("calls coventry", lambda rules: rules.calls == "coventry"),
-    ("opening six", lambda rules: rules.opening == "six"),
-)
+
+# The rules block, derived from rules.CHOICES (each option's values, the default first), so that an option is
+# declared once: a yes/no or 0/1 option is one feature (its value); an option of named values is one feature
+# per value other than the default ("pass_fee to_pot"). The order is CHOICES' order.
+def _rule_features() -> tuple[tuple[str, object], ...]:
+    features = []
+    for option, values in CHOICES.items():
+        if isinstance(values[0], str):
+            features += [
+                (f"{option} {value}", lambda rules, o=option, v=value: getattr(rules, o) == v) for value in values[1:]
+            ]
+        else:
+            features.append((option, lambda rules, o=option: getattr(rules, o)))
+    return tuple(features)
+
+
+RULE_FEATURES: tuple[tuple[str, object], ...] = _rule_features()
 
 # (name, size, scale, unbounded); the order is the vector's order.
 _FIELDS = (
@@ -115,19 +120,16 @@ def rule_feature(obs: np.ndarray, name: str) -> np.ndarray:
 
 
 def rules_from_features(features) -> Rules:
-    """The ``Rules`` an observation's rules block was made from (calls and starting chips aside)."""
-    value = dict(zip((name for name, _ in RULE_FEATURES), (bool(f > 0.5) for f in features)))
-    fee = "to_pot" if value["pass_fee to_pot"] else "to_previous" if value["pass_fee to_previous"] else "none"
-    return Rules(
-        chips=value["chips"],
-        penalties=value["penalties"],
-        settle_per_card=int(value["settle_per_card"]),
-        pass_fee=fee,
-        ante=int(value["ante"]),
-        multi_play=value["multi_play"],
-        calls="coventry" if value["calls coventry"] else "snip",
-        opening="six" if value["opening six"] else "any",
-    )
+    """The ``Rules`` an observation's rules block was made from (starting chips aside): the inverse of
+    :func:`rules_features`, derived from the same ``CHOICES``."""
+    on = dict(zip((name for name, _ in RULE_FEATURES), (bool(f > 0.5) for f in features)))
+    options = {}
+    for option, values in CHOICES.items():
+        if isinstance(values[0], str):
+            options[option] = next((value for value in values[1:] if on[f"{option} {value}"]), values[0])
+        else:
+            options[option] = type(values[0])(on[option])
+    return Rules(**options)
 
 
 def _at(name: str, index: int = 0) -> int:

@@ -94,9 +94,15 @@ def test_bad_leads_and_unknown_games_are_refused_in_words(client):
     assert client.delete("/api/games").status_code == 405
 
 
-def test_the_page_is_served(client):
+def test_the_page_is_served_with_every_preset_in_order(client):
+    import re
+
+    from snipsnap_env.rules import PRESETS
+
     page = client.get("/")
     assert page.status_code == 200 and b"<title>Snip Snap Snorem</title>" in page.data
+    rules = page.data.decode().split('<select id="rules">')[1].split("</select>")[0]
+    assert re.findall(r"<option>(\w+)</option>", rules) == list(PRESETS)
 
 
 def test_only_json_from_the_page_s_own_origin_is_accepted(client):

@@ -1,8 +1,8 @@
-"""``python -m train.bench_aec``: the job lives in :mod:`train.measure.bench_aec` (see its ``--help``)."""
+"""``python -m train.bench_aec``: the job lives in :mod:`train.speed.bench_aec` (see its ``--help``)."""
 
 import sys
 
-from .measure import bench_aec as _job
+from .speed import bench_aec as _job
 
 if __name__ == "__main__":
     _job.main()

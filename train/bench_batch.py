@@ -1,8 +1,8 @@
-"""``python -m train.bench_batch``: the job lives in :mod:`train.measure.bench_batch` (see its ``--help``)."""
+"""``python -m train.bench_batch``: the job lives in :mod:`train.speed.bench_batch` (see its ``--help``)."""
 
 import sys
 
-from .measure import bench_batch as _job
+from .speed import bench_batch as _job
 
 if __name__ == "__main__":
     _job.main()

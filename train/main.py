@@ -19,7 +19,7 @@ import sys
 from .cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
 from .learn import train_ppo
 from .measure import evaluate
-from .measure.results_folder import results_folder
+from .results_folder import results_folder
 from .run_folder import MAY_CHANGE
 
 CANDIDATES = ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]

@@ -22,8 +22,8 @@ from snipsnap_env.rules import PRESETS, check_num_players
 
 from ..cli import add_flag, add_table_flags, new_parser, progress_bar
 from ..paired import PairedDeals, Row, play_candidates, summarise
+from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
-from .results_folder import csv_of, pyplot, results_folder
 
 
 def format_table(rows: list[Row]) -> str:

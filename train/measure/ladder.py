@@ -18,9 +18,9 @@ from dataclasses import asdict
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from ..cli import add_flag, new_parser, progress_bar
+from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
 from .evaluate import evaluate, make_candidate
-from .results_folder import csv_of, pyplot, results_folder
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
 

@@ -36,9 +36,9 @@ import agents
 
 from ..cli import add_flag, at_least, new_parser, progress_bar
 from ..paired import PairedDeals, play_candidates, summarise
+from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
 from .evaluate import make_candidate
-from .results_folder import csv_of, pyplot, results_folder
 
 REFERENCE = "most_copies"
 TRAINED = "trained"  # the cell's own policy, with --train

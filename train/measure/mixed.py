@@ -17,9 +17,9 @@ from snipsnap_env.batch import BatchEnv
 
 from ..cli import add_flag, add_table_flags, new_parser, progress_bar
 from ..paired import Z95, PairedDeals
+from ..results_folder import results_folder
 from ..run_folder import Refused
 from .evaluate import make_candidate
-from .results_folder import results_folder
 
 
 def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:

@@ -170,6 +170,15 @@ def event_json(event) -> dict:
     }
 
 
+PRESET_SLOT = "<!-- presets: the server writes one option per rules preset here, from snipsnap_env.rules.PRESETS -->"
+
+
+def page_html() -> str:
+    """The table's page, its rules list filled from ``PRESETS`` (declared once, in snipsnap_env.rules)."""
+    options = "".join(f"<option>{name}</option>" for name in PRESETS)
+    return PAGE.read_text().replace(PRESET_SLOT, options)
+
+
 def new_game_settings(body) -> dict:
     """The settings of ``POST /api/games``, checked: every problem named."""
     if body is None:
@@ -261,7 +270,7 @@ def create_app():
 
     @app.get("/")
     def page():
-        return PAGE.read_text(), 200, {"Content-Type": "text/html; charset=utf-8"}
+        return page_html(), 200, {"Content-Type": "text/html; charset=utf-8"}
 
     @app.post("/api/games")
     def new_game():

@@ -18,7 +18,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from ..run_folder import Refused, RunFolder
+from .run_folder import Refused, RunFolder
 
 PROVENANCE_FILE = "provenance.json"
 ROOT = Path(__file__).resolve().parent.parent

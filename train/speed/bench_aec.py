@@ -69,7 +69,7 @@ def save_json(results: dict, path: str | None, job: str, argv: list[str] | None)
     """Write the figures to ``path`` (if given), with their provenance (the command, commit and date under
     ``"provenance"``), and return them."""
     if path:
-        from .results_folder import provenance
+        from ..results_folder import provenance
 
         with open(path, "w") as f:
             json.dump({**results, "provenance": provenance(job, argv)}, f, indent=2)
