@@ -4,7 +4,9 @@ A Stable-Baselines3 zip keeps pickled Python objects in its ``data`` entry, and 
 code they name: a model file from someone else would be a program. This format holds only
 
 - ``snipsnap_policy.json``: the policy's kind (a name from :data:`POLICY_KINDS`, the project's own classes),
-  its sizes, the observation layout it was trained on and the tables it learned;
+  its sizes, the observation layout it was trained on, the tables it learned, and ``critic_inputs``: the
+  columns its critic reads after the observation (0, or the hidden hands of ``train_ppo --critic state``;
+  the actor never reads them, so the model plays from the observation alone);
 - ``policy.safetensors``: the network's weights (safetensors: tensors and a JSON header, no code).
 
 Loading builds the named class with the recorded sizes and loads the weights into it; every field is
@@ -18,8 +20,11 @@ import json
 import zipfile
 from pathlib import Path
 
+import numpy as np
+
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.observation import HIGH, LAYOUT, LOW, OBS_DIM
+from snipsnap_env.state import HANDS_DIM, STATE_HIGH, STATE_LOW
 
 FORMAT = "snipsnap-policy"
 VERSION = 1
@@ -62,6 +67,7 @@ def describe(policy) -> dict:
     if params.get("activation_fn") is not torch.nn.Tanh or extractor is not FlattenExtractor:
         raise ValueError("only policies with SB3's default Tanh activations and flat features can be saved")
     kwargs = {"net_arch": params["net_arch"]}
+    critic_inputs = int(policy.observation_space.shape[0]) - OBS_DIM
     if isinstance(policy, RankSharedPolicy):
         kind = "rank_shared"
         kwargs.update(rank_context=policy.rank_context, rank_hidden=policy.rank_hidden)
@@ -69,7 +75,9 @@ def describe(policy) -> dict:
         kind = "mlp"
     else:
         raise ValueError(f"cannot save a {type(policy).__name__}; known kinds: {', '.join(POLICY_KINDS)}")
-    return {"policy": kind, "policy_kwargs": kwargs}
+    if critic_inputs not in (0, HANDS_DIM) or (critic_inputs and kind != "rank_shared"):
+        raise ValueError(f"a {kind} policy with {critic_inputs} critic-only inputs cannot be saved")
+    return {"policy": kind, "policy_kwargs": kwargs, "critic_inputs": critic_inputs}
 
 
 def save_policy(policy, path: str | Path, extra: dict | None = None) -> Path:
@@ -167,9 +175,11 @@ def load_policy(path: str | Path):
         kwargs = _checked_kwargs(kind, meta.get("policy_kwargs", {}))
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
-    network = _policy_classes()[kind](
-        spaces.Box(LOW, HIGH, shape=(OBS_DIM,)), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs
-    )
+    critic_inputs = meta.get("critic_inputs", 0)
+    if critic_inputs not in (0, HANDS_DIM) or (critic_inputs and kind != "rank_shared"):
+        raise ValueError(f"{path}: critic_inputs {critic_inputs!r}; allowed: 0, or {HANDS_DIM} for rank_shared")
+    low, high = np.concatenate([LOW, STATE_LOW[:critic_inputs]]), np.concatenate([HIGH, STATE_HIGH[:critic_inputs]])
+    network = _policy_classes()[kind](spaces.Box(low, high), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
     try:
         tensors = load(weights)
         network.load_state_dict(tensors, strict=True)

@@ -6,6 +6,10 @@ open) together with a summary of the table (everything else in the observation, 
 hand holds once, twice, three and four times). Every rank's experience trains the same weights: the
 policy learns "lead a rank like this" once instead of thirteen times. The value network is SB3's MLP.
 
+Given observations with more columns after the observation's (``train_ppo --critic state``: every hand
+relative to the learner, :mod:`snipsnap_env.state`), the value network reads them all and the action head
+still only the observation: an asymmetric actor-critic whose actor plays from what the player sees.
+
     python -m train.train_ppo --policy rank_shared
 """
 
@@ -39,6 +43,9 @@ class RankSharedHead(nn.Module):
         self.pass_logit = nn.Linear(context_dim, 1)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        # The observation's columns only: a critic may be fed more (the hidden hands, snipsnap_env.state)
+        # after them, which the actor must never see.
+        obs = obs[:, :OBS_DIM]
         per_rank = torch.stack([obs[:, SLICES[name]] for name in _PER_RANK], dim=-1)  # (B, 13, 4)
         copies = torch.round(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
         histogram = torch.stack([(copies == k).float().sum(dim=1) for k in range(CARDS_PER_RANK + 1)], dim=1)

@@ -18,6 +18,7 @@ from .engine import NUM_ACTIONS, EnvOrderError, Match
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
+from .state import STATE_HIGH, STATE_LOW, global_state
 from .wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 
 RESET_OPTIONS = ("hands", "dealer")
@@ -91,6 +92,8 @@ class raw_env(AECEnv, EzPickle):
             }
         )
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        #: PettingZoo's global state for centralised critics: every hand, then seat 0's view (snipsnap_env.state)
+        self.state_space = spaces.Box(STATE_LOW, STATE_HIGH, dtype=np.float32)
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self._rng: np.random.Generator | None = None
         self._last_events: list = []
@@ -130,6 +133,13 @@ class raw_env(AECEnv, EzPickle):
             seat = self.agent_name_mapping[agent]
             cached = self._observed[agent] = {"observation": encode(self._match, seat), "action_mask": self.mask(agent)}
         return {"observation": cached["observation"].copy(), "action_mask": cached["action_mask"].copy()}
+
+    def state(self) -> np.ndarray:
+        """The global state (every hand, in seat order from seat 0, then seat 0's observation): for critics
+        in training only, never for a policy that plays (``snipsnap_env.state``)."""
+        if self._rng is None:
+            raise EnvOrderError("reset() must be called before state()")
+        return global_state(self._match)
 
     def mask(self, agent) -> np.ndarray:
         """The engine's legal actions for ``agent`` (all zero when it is not to act)."""

@@ -21,6 +21,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 from .batch import BatchEnv
 from .engine import NUM_ACTIONS
 from .observation import HIGH, LOW, OBS_DIM
+from .state import HANDS_DIM, STATE_HIGH, STATE_LOW, hands
 
 
 class SnipSnapVecEnv(VecEnv):
@@ -38,6 +39,7 @@ class SnipSnapVecEnv(VecEnv):
         opponents: Sequence | None = None,
         learner_seat: int | None = None,
         seed: int | None = None,
+        critic_state: bool = False,
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
@@ -46,7 +48,12 @@ class SnipSnapVecEnv(VecEnv):
             raise ValueError("opponents must be None or a non-empty sequence of policies with act_batch(obs, mask)")
         self.opponents = list(opponents) if opponents is not None else None
         self.fixed_seat = learner_seat
-        observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
+        self.critic_state = bool(critic_state)
+        if self.critic_state:  # the observation, then every hand relative to the learner (snipsnap_env.state)
+            low, high = np.concatenate([LOW, STATE_LOW[:HANDS_DIM]]), np.concatenate([HIGH, STATE_HIGH[:HANDS_DIM]])
+            observation_space = spaces.Box(low, high, dtype=np.float32)
+        else:
+            observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
         self.num_envs, self.render_mode = num_envs, None  # read by VecEnv.__init__ through get_attr
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
         self.learner_seat = np.zeros(num_envs, np.int64)
@@ -81,7 +88,7 @@ class SnipSnapVecEnv(VecEnv):
         self._obs, self._mask = self._play_others(
             obs, mask, np.zeros(self.num_envs), done, [{} for _ in range(self.num_envs)]
         )
-        return self._obs
+        return self._with_state(self._obs)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions, np.int64).reshape(self.num_envs)
@@ -94,7 +101,14 @@ class SnipSnapVecEnv(VecEnv):
         step = self.batch.step(self._actions)
         self._collect(step, rewards, dones, infos)
         self._obs, self._mask = self._play_others(step[0], step[1], rewards, dones, infos)
-        return self._obs, rewards.astype(np.float32), dones, infos
+        return self._with_state(self._obs), rewards.astype(np.float32), dones, infos
+
+    def _with_state(self, obs: np.ndarray) -> np.ndarray:
+        """``obs``, followed with ``critic_state`` by every hand relative to the learner's seat: what a critic
+        that sees the whole deal reads (an actor reads the first OBS_DIM columns only)."""
+        if not self.critic_state:
+            return obs
+        return np.concatenate([obs, hands(self.batch.games.holding, self.learner_seat)], axis=1)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 14) bool: the learner's legal actions in each game."""

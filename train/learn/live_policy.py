@@ -16,5 +16,11 @@ class LivePolicy(agents.Policy):
         self.model = model
 
     def act_batch(self, obs, mask):
-        actions, _ = self.model.predict(obs, action_masks=np.asarray(mask, bool), deterministic=True)
-        return np.asarray(actions, np.int64)
+        """Greedy actions from the actor, which reads the observation only (a critic that sees the hidden
+        hands has a wider observation space than the (B, OBS_DIM) observations played here)."""
+        import torch
+
+        with torch.no_grad():
+            obs_t = torch.as_tensor(np.asarray(obs, np.float32), device=self.model.device)
+            distribution = self.model.policy.get_distribution(obs_t, action_masks=np.asarray(mask, bool))
+            return distribution.distribution.probs.argmax(dim=1).cpu().numpy().astype(np.int64)

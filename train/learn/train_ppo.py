@@ -99,6 +99,11 @@ class Args:
     policy: str = arg(
         "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
     )
+    critic: str = arg(
+        "observation",
+        "what the value network reads: 'observation' (what the learner sees) or 'state' (also every hidden hand, "
+        "snipsnap_env.state; training only: the actor still reads the observation alone)",
+    )
     net_arch: tuple[int, ...] = arg(
         (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
     )
@@ -129,6 +134,13 @@ class Args:
             raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
+        if self.critic not in ("observation", "state"):
+            raise ValueError(f"critic got {self.critic!r}; allowed: 'observation', 'state'")
+        if self.critic == "state" and (self.policy != "rank_shared" or self.vec != "batch"):
+            raise ValueError(
+                "critic 'state' needs --policy rank_shared (its actor reads the observation only; an MLP actor "
+                "would see the hidden hands) and --vec batch (the batched engine supplies the hands)"
+            )
         if not self.teacher and self.total_timesteps == 0:
             raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
         for n in self.teacher_players:
@@ -166,7 +178,12 @@ def make_vec_env(args: Args, seed: int):
         from snipsnap_env.vec_env import SnipSnapVecEnv
 
         venv = SnipSnapVecEnv(
-            args.num_envs, args.num_players, rules=args.rules, opponents=pool, seed=stream_seed(seed, "env")
+            args.num_envs,
+            args.num_players,
+            rules=args.rules,
+            opponents=pool,
+            seed=stream_seed(seed, "env"),
+            critic_state=args.critic == "state",
         )
     else:
         from snipsnap_env.single_agent import SingleSeatEnv
