@@ -115,3 +115,25 @@ def test_the_actor_reads_the_observation_alone_and_the_critic_the_hidden_hands()
     assert torch.equal(probs[0], probs[1]) and torch.equal(probs[0], alone)  # the actor never sees the state
     changed = (values[0] != values[1]).float().mean()
     assert changed > 0.9  # the critic does
+
+
+def test_fine_tuning_starts_from_the_model_files_actor_with_a_fresh_state_critic():
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    import agents
+    from agents.ppo import SHIPPED_MODEL
+    from snipsnap_env.batch import BatchEnv
+    from train.learn import train_ppo
+
+    args = train_ppo.Args(
+        num_players=4, teacher="", total_timesteps=256, num_envs=8, init_from=str(SHIPPED_MODEL), critic="state"
+    )
+    model = train_ppo.new_model(args, train_ppo.make_vec_env(args, 0))
+    obs, mask = BatchEnv(512, 4, seed=2).reset()
+    with torch.no_grad():
+        mine = model.policy.get_distribution(torch.as_tensor(obs), action_masks=mask.astype(bool)).distribution.probs
+    assert np.array_equal(mine.numpy(), agents.make("ppo").probabilities(obs, mask))
+    assert model.policy.observation_space.shape == (OBS_DIM + HANDS_DIM,)
+    with pytest.raises(ValueError, match="holds a rank_shared policy with head"):
+        train_ppo.Args(teacher="", total_timesteps=256, init_from=str(SHIPPED_MODEL), rank_head=(8, 8))

@@ -99,6 +99,11 @@ class Args:
     policy: str = arg(
         "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
     )
+    init_from: str = arg(
+        "",
+        "start the actor from this model file (snipsnap's format, e.g. agents/models/ppo_scarne.zip) and "
+        "fine-tune it: its kind and sizes must match --policy and --rank-head; the critic starts fresh",
+    )
     critic: str = arg(
         "observation",
         "what the value network reads: 'observation' (what the learner sees) or 'state' (also every hidden hand, "
@@ -151,11 +156,31 @@ class Args:
             from .distill import teacher_from_spec
 
             teacher_from_spec(self.teacher, 0)
+        if self.init_from:
+            self._check_init_from()
         if not self.run_name:  # what the run learns from, the rules, the PPO table if any, the seed
             source = self.teacher.replace(":", "") if self.teacher else "ppo"
             table = f"_{self.num_players}p" if self.total_timesteps else ""
             self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
         check_folder_name(self.run_name)
+
+
+    def _check_init_from(self) -> None:
+        """The --init-from file loads and its actor has this run's shape (before any work)."""
+        from agents.model_file import load_policy
+
+        try:
+            network, meta = load_policy(self.init_from)
+        except FileNotFoundError:
+            raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
+        sizes = (meta["policy_kwargs"].get("rank_context"), meta["policy_kwargs"].get("rank_hidden"))
+        if meta["policy"] != self.policy or (self.policy == "rank_shared" and sizes != tuple(self.rank_head)):
+            raise ValueError(
+                f"init_from {self.init_from} holds a {meta['policy']} policy with head {sizes}; this run trains "
+                f"a {self.policy} policy with head {tuple(self.rank_head)}"
+            )
+        if self.policy == "mlp" and meta["policy_kwargs"].get("net_arch") != list(self.net_arch):
+            raise ValueError(f"init_from {self.init_from}: its MLP is {meta['policy_kwargs']['net_arch']}")
 
 
 STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
@@ -468,7 +493,7 @@ def new_model(args: Args, env):
         from agents.rank_policy import RankSharedPolicy as policy
 
         policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
-    return MaskablePPO(
+    model = MaskablePPO(
         policy,
         env,
         n_steps=args.n_steps,
@@ -486,6 +511,19 @@ def new_model(args: Args, env):
         device="cpu",
         verbose=0,
     )
+    if args.init_from:  # fine-tuning: the actor's weights from the file, the critic (another input size) fresh
+        from agents.model_file import load_policy
+
+        network, _ = load_policy(args.init_from)
+        actor = {name: tensor for name, tensor in network.state_dict().items() if not _is_critic(name)}
+        missing, unexpected = model.policy.load_state_dict(actor, strict=False)
+        assert not unexpected and all(_is_critic(name) for name in missing), (missing, unexpected)
+    return model
+
+
+def _is_critic(name: str) -> bool:
+    """Whether a policy parameter belongs to the value function (SB3's value MLP and value head)."""
+    return name.startswith(("value_net.", "mlp_extractor.value_net.", "vf_features_extractor."))
 
 
 def drop_rows_after(folder: RunFolder, steps: int) -> None:
