@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import warnings
 
 import numpy as np
@@ -13,6 +14,9 @@ import snipsnap_env
 from snipsnap_env.rules import PRESETS
 
 PLAYER_COUNTS = range(3, 9)
+# PettingZoo's state checks, as a module (pettingzoo.test exports a function of the same name; importing its
+# test_* functions here would make pytest collect them as ours)
+pettingzoo_state = importlib.import_module("pettingzoo.test.state_test")
 
 
 @pytest.fixture(autouse=True)
@@ -50,6 +54,16 @@ def test_render(preset, num_players, capsys):
         },
     )
     assert "Snip Snap Snorem" in capsys.readouterr().out  # human mode printed the table
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+def test_state(preset, num_players):
+    env = snipsnap_env.env(num_players=num_players, rules=preset)
+    with warnings.catch_warnings():  # the score and pot are unbounded, as in the observation
+        warnings.filterwarnings("ignore", message="State's (low|high) bound")
+        pettingzoo_state.test_state_space(env)
+        pettingzoo_state.test_state(env, num_cycles=300)
 
 
 def test_raw_env_passes_api_test_too():
