@@ -164,7 +164,6 @@ class Args:
             self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
         check_folder_name(self.run_name)
 
-
     def _check_init_from(self) -> None:
         """The --init-from file loads and its actor has this run's shape (before any work)."""
         from agents.model_file import load_policy
@@ -242,18 +241,22 @@ def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
     class PairedEvaluation(BaseCallback):
-        """Every ``eval_every`` steps: the greedy policy vs random lead choice on paired deals; keeps the best."""
+        """Every ``eval_every`` steps: the greedy policy on paired deals against random lead choice and
+        most_copies in its seat (``EVAL_COLUMNS`` of eval.csv); keeps the best model."""
 
         def __init__(self):
             super().__init__()
             self.deals = PairedDeals.draw(
                 args.eval_deals, args.num_players, len(args.opponents), stream_seed(args.seed, "evaluation deals")
             )
-            # a resumed run keeps the best model it already had unless a new evaluation beats it
+            # a resumed run keeps the best model it already had unless a new evaluation beats it, and counts
+            # its training time on from the last evaluation it kept
             earlier = read_rows(folder.path / "eval.csv")
             self.best = max((float(row[2]) for row in earlier), default=-np.inf)
+            self.seconds = float(earlier[-1][6]) if earlier and len(earlier[-1]) > 6 else 0.0
+            self.clock = time.perf_counter()
             self.next_eval = 0
-            self.random_chips = None
+            self.reference_chips = None
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next_eval:
@@ -266,16 +269,22 @@ def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
                 agents.make(n, seed=stream_seed(args.seed, "evaluation opponents", i))
                 for i, n in enumerate(args.opponents)
             ]
-            if self.random_chips is None:
-                self.random_chips = play_paired(agents.make("random", seed=args.seed), pool(), self.deals, args.rules)
+            now = time.perf_counter()
+            self.seconds, self.clock = self.seconds + now - self.clock, now
+            if self.reference_chips is None:
+                self.reference_chips = [
+                    play_paired(agents.make(name, seed=args.seed), pool(), self.deals, args.rules)
+                    for name in ("random", "most_copies")
+                ]
             chips = play_paired(LivePolicy(self.model), pool(), self.deals, args.rules)
-            diff = chips - self.random_chips
-            mean, ci = float(diff.mean()), 1.96 * float(diff.std(ddof=1)) / np.sqrt(len(diff))
+            (mean, ci), (gain, gain_ci) = [paired_difference(chips, base) for base in self.reference_chips]
             self.logger.record("eval/chips_per_deal", float(chips.mean()))
             self.logger.record("eval/diff_vs_random", mean)
-            self.logger.record("eval/diff_vs_random_ci95", ci)
+            self.logger.record("eval/gain_over_most_copies", gain)
+            row = [self.num_timesteps, float(chips.mean()), mean, ci, gain, gain_ci, round(self.seconds, 1)]
             with open(folder.path / "eval.csv", "a", newline="") as f:
-                csv.writer(f).writerow([self.num_timesteps, float(chips.mean()), mean, ci])
+                csv.writer(f).writerow(row)
+            self.clock = time.perf_counter()  # the evaluation's own time is not training time
             folder.record(folder.path / "eval.csv")
             if mean > self.best:
                 self.best = mean
@@ -326,28 +335,32 @@ def read_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(f))
 
 
+def paired_difference(chips: np.ndarray, base: np.ndarray) -> tuple[float, float]:
+    """The mean of ``chips - base`` over paired deals and its 95% CI."""
+    diff = chips - base
+    return float(diff.mean()), 1.96 * float(diff.std(ddof=1)) / np.sqrt(len(diff))
+
+
+#: eval.csv's columns (no header row): one row per evaluation during training
+EVAL_COLUMNS = (
+    "timesteps",
+    "chips_per_deal",
+    "diff_vs_random",
+    "ci95",
+    "gain_over_most_copies",
+    "gain_ci95",
+    "seconds",
+)
+
+
 def plot_learning_curve(folder: RunFolder) -> Path | None:
-    """learning_curve.png from eval.csv: paired chips per deal vs random lead choice, with 95% CIs."""
-    run_dir = folder.path
-    rows = read_rows(run_dir / "eval.csv")
-    if not rows:
+    """learning_curve.png from eval.csv: gain over most_copies on paired deals (95% CIs) against timesteps and
+    against training time (train.curves draws several runs in one plot)."""
+    from .curves import plot_runs
+
+    if not read_rows(folder.path / "eval.csv"):
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps, _, diff, ci = (np.array(col, float) for col in zip(*rows))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(steps, diff, yerr=ci, marker="o", capsize=4)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xlabel("timesteps (learner decisions)")
-    ax.set_ylabel("chips per deal vs random lead (paired, 95% CI)")
-    ax.set_title(run_dir.name)
-    fig.tight_layout()
-    path = folder.write(run_dir / "learning_curve.png", lambda p: fig.savefig(p, dpi=120, format="png"))
-    plt.close(fig)
-    return path
+    return folder.write(folder.path / "learning_curve.png", lambda p: plot_runs([folder.path], p, folder.path.name))
 
 
 def train(args: Args) -> Path:
