@@ -24,6 +24,7 @@ JOBS = [
     "bench_batch",
     "oracle",
     "convert_model",
+    "curves",
 ]
 SHARED = {"--players", "--rules", "--opponents", "--seed", "--deals", "--out", "--runs"}
 RETIRED = {"--num-players", "--out-dir", "--results", "--eval-deals-final", "--backend"}
