@@ -106,6 +106,13 @@ FLAGS = {
 }
 
 
+def command_line(argv) -> list[str]:
+    """The flags a job was given: ``argv`` when called from Python, else the process's own (for provenance)."""
+    import sys
+
+    return sys.argv[1:] if argv is None else list(argv)
+
+
 def add_flag(parser: argparse.ArgumentParser, name: str, **overrides) -> None:
     """Add the shared flag ``--<name>`` with this job's default or help where they differ."""
     options = {**FLAGS[name], **overrides}

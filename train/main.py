@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 
-from .cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
+from .cli import add_dataclass_flags, add_flag, command_line, from_namespace, new_parser, require
 from .learn import train_ppo
 from .measure import evaluate
 from .results_folder import results_folder
@@ -43,7 +42,7 @@ def main(argv=None) -> list:
     args = from_namespace(train_ppo.Args, flags, job)
     run = {key: value for key, value in dataclasses.asdict(args).items() if key not in MAY_CHANGE}
     settings = {"run": run, "deals": flags.deals}
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = command_line(argv)
     with train_ppo.refusals_and_interrupts(job):
         with results_folder(flags.out, "main", settings, args.overwrite, argv) as folder:  # before any training
             run_dir = train_ppo.train_or_reuse(args)

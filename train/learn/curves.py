@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from ..cli import add_flag, new_parser
+from ..cli import add_flag, command_line, new_parser
 from ..results_folder import pyplot, results_folder
 from ..run_folder import Refused
 
@@ -78,7 +77,7 @@ def main(argv=None) -> Path:
         for run in runs:
             curve(run)  # every run readable before the folder is made
         with results_folder(
-            args.out, "curves", {"runs": [str(r) for r in runs]}, args.overwrite, sys.argv[1:] if argv is None else argv
+            args.out, "curves", {"runs": [str(r) for r in runs]}, args.overwrite, command_line(argv)
         ) as folder:
             path = folder.write(folder.path / "curves.png", lambda p: plot_runs(runs, p, "learning curves"))
     except (ValueError, Refused) as error:

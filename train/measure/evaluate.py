@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import asdict
 
@@ -20,7 +19,7 @@ import agents
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
-from ..cli import add_flag, add_table_flags, new_parser, progress_bar
+from ..cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
 from ..paired import PairedDeals, Row, play_candidates, summarise
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
@@ -210,7 +209,7 @@ def main(argv=None) -> list[Row]:
             tuple(args.compare_to),
             out_dir=args.out or "",
             overwrite=args.overwrite,
-            argv=sys.argv[1:] if argv is None else list(argv),
+            argv=command_line(argv),
             trust_model=args.trust_model,
         )
     except (ValueError, FileNotFoundError, ImportError, Refused) as error:  # names, sizes, files, folders

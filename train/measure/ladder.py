@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import asdict
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from ..cli import add_flag, new_parser, progress_bar
+from ..cli import add_flag, command_line, new_parser, progress_bar
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
 from .evaluate import evaluate, make_candidate
@@ -118,7 +117,7 @@ def main(argv=None) -> list[dict]:
         except (ValueError, FileNotFoundError, ImportError) as error:
             job.error(str(error))
     settings = {key: getattr(args, key) for key in ("players", "opponents", "candidates", "rules", "deals", "seed")}
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = command_line(argv)
     try:
         with results_folder(args.out, "ladder", settings, args.overwrite, argv) as folder:
             rows = ladder(args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 import zlib
@@ -34,7 +33,7 @@ import numpy as np
 
 import agents
 
-from ..cli import add_flag, at_least, new_parser, progress_bar
+from ..cli import add_flag, at_least, command_line, new_parser, progress_bar
 from ..paired import PairedDeals, play_candidates, summarise
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
@@ -416,7 +415,7 @@ def main(argv=None) -> list[dict]:
         except ImportError:
             job.error('--ray needs Ray: pip install -e ".[ray]"')
     record = json.loads(json.dumps(asdict(settings)))
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = command_line(argv)
     try:
         with results_folder(args.out, "matrix", record, args.overwrite, argv) as folder:
             runner = OnRay(args.ray, args.workers) if args.ray is not None else InProcess()

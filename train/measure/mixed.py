@@ -9,13 +9,12 @@ a self-play table (each agent there earns 0 on average; the check is that it doe
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 
 from snipsnap_env.batch import BatchEnv
 
-from ..cli import add_flag, add_table_flags, new_parser, progress_bar
+from ..cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
 from ..paired import Z95, PairedDeals
 from ..results_folder import results_folder
 from ..run_folder import Refused
@@ -76,9 +75,7 @@ def main(argv=None) -> dict:
     try:
         for spec in args.agents:  # a bad name or model file: refused before the folder or any work
             make_candidate(spec, 0)
-        with results_folder(
-            args.out, "mixed", settings, args.overwrite, sys.argv[1:] if argv is None else argv
-        ) as folder:
+        with results_folder(args.out, "mixed", settings, args.overwrite, command_line(argv)) as folder:
             table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
             title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
             document = json.dumps({"title": title, "agents": table}, indent=2)

@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import sys
 import time
 
 import numpy as np
 
-from ..cli import at_least, new_parser, positive_float
+from ..cli import at_least, command_line, new_parser, positive_float
 
 
 def measure(make_env, seconds: float, seed: int = 0) -> dict:
@@ -139,7 +138,7 @@ def main(argv=None) -> dict:
     results["wrapped_6p_vs_connect_four"] = ratio
     print(f"\nwrapped 6-player env / connect_four_v3, median turns/s: {ratio:.2f}x (target >= 2x)")
     results["rgb_array_ms_per_frame"] = frame_times(range(3, 9))
-    return save_json(results, args.json, "bench_aec", sys.argv[1:] if argv is None else list(argv))
+    return save_json(results, args.json, "bench_aec", command_line(argv))
 
 
 if __name__ == "__main__":

@@ -9,13 +9,12 @@ Prints a table and writes JSON.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import agents
 from snipsnap_env.batch import BatchEnv, play_deals
 
-from ..cli import add_flag, at_least, new_parser, positive_float
+from ..cli import add_flag, at_least, command_line, new_parser, positive_float
 from .bench_aec import aec_envs, measure_table, save_json
 
 
@@ -112,7 +111,7 @@ def main(argv=None) -> dict:
     results["ppo_fps"] = {"single_env": single, "batch_vec_env": batched, "speedup": batched / single}
     print(f"single-seat env (DummyVecEnv, 1 env): {single:,.0f} fps")
     print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
-    return save_json(results, args.json, "bench_batch", sys.argv[1:] if argv is None else list(argv))
+    return save_json(results, args.json, "bench_batch", command_line(argv))
 
 
 if __name__ == "__main__":
