@@ -542,18 +542,16 @@ def _is_critic(name: str) -> bool:
 def drop_rows_after(folder: RunFolder, steps: int) -> None:
     """Rows of progress.csv and eval.csv logged after ``steps`` (the point a resume restored) are gone from
     the run's history: drop them, so the learning curve never repeats timesteps or runs backwards."""
-    for name, column in (("progress.csv", "time/total_timesteps"), ("eval.csv", None)):
+    for name, header_rows, column in (("progress.csv", 1, "time/total_timesteps"), ("eval.csv", 0, 0)):
         rows = read_rows(folder.path / name)
-        if not rows:
+        header, body = rows[:header_rows], rows[header_rows:]
+        if not body or (header and column not in header[0]):
             continue
-        header, body = (rows[0], rows[1:]) if column else ([], rows)
-        index = header.index(column) if column in header else 0
-        if column and column not in header:
-            continue
+        index = header[0].index(column) if header else column
         kept = [row for row in body if not row[index] or float(row[index]) <= steps]
         if len(kept) < len(body):
 
-            def write(path, rows=[header] * bool(header) + kept):
+            def write(path, rows=header + kept):
                 with open(path, "w", newline="") as f:
                     csv.writer(f).writerows(rows)
 
