@@ -342,3 +342,22 @@ def test_mixed_tables_are_zero_sum_and_rotate_every_agent_through_every_seat():
     assert table["most_copies"]["chips_per_deal"] > table["fewest_copies"]["chips_per_deal"]
     with pytest.raises(ValueError, match="5 agents for a table of 4"):
         play_mixed(["random"] * 5, 4, "scarne", 10, seed=0)
+
+
+def test_learning_curves_of_several_runs_in_one_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from train import curves
+
+    for name, gains in (("a", [-3.0, 0.1, 0.4]), ("b", [-3.0, 0.0, 1.2])):
+        run = tmp_path / name
+        run.mkdir()
+        rows = [f"{(i + 1) * 1000},0,0,0.5,{gain},0.4,{60 * i}" for i, gain in enumerate(gains)]
+        (run / "eval.csv").write_text("\n".join(rows) + "\n")
+        (run / "args.json").write_text('{"critic": "state"}')
+    path = curves.main([str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "out")])
+    assert path.stat().st_size > 10_000 and curves.label(tmp_path / "a") == "a (critic: state)"
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "eval.csv").write_text("1000,0,0.1,0.5\n")  # an older run's rows: no gain column
+    with pytest.raises(SystemExit):
+        curves.main([str(tmp_path / "old")])
+    assert "written by an older version" in capsys.readouterr().err
