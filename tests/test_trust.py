@@ -278,3 +278,14 @@ def test_the_main_job_refuses_an_out_that_is_a_file_before_training(tmp_path, ca
         main.main(["--out", str(blocker), "--runs", str(tmp_path / "runs")])
     assert exit_.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()  # nothing trained
+
+
+def test_a_damaged_manifest_is_a_one_line_refusal(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from train import train_ppo
+
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "manifest.json").write_text("{broken")
+    with pytest.raises(SystemExit) as exit_:
+        train_ppo.main(["--teacher", "", "--total-timesteps", "10", "--runs", str(tmp_path), "--run-name", "r"])
+    assert exit_.value.code == 2 and "manifest.json is damaged" in capsys.readouterr().err

@@ -22,8 +22,14 @@ PENDING = "pending"  # listed before its write finished: owned, never trusted
 _PARTIAL = re.compile(r"^(.+?)\.partial(\.[^./]+)?$")  # write_atomically's temporary name of a file
 
 
-class UntrustedFile(ValueError):
-    """A file the manifest does not vouch for: not written by this job, or changed since."""
+class Refused(Exception):
+    """A job declines to start, before any work, for a reason a person can act on (the message says how).
+    Command-line entry points print it as one line and exit with status 2."""
+
+
+class UntrustedFile(Refused, ValueError):
+    """A file the manifest does not vouch for: not written by this job, or changed since (or a damaged
+    manifest)."""
 
 
 def sha256(path: Path) -> str:

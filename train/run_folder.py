@@ -11,16 +11,11 @@ import re
 import warnings
 from pathlib import Path
 
-from .manifest import LOCK_FILE, Manifest, UntrustedFile
+from .manifest import LOCK_FILE, Manifest, Refused, UntrustedFile
 
 SETTINGS_FILE = "args.json"
 #: Settings a resumed (or reused) run may change; every other one must match the run's recorded settings.
 MAY_CHANGE = ("total_timesteps", "progress", "threads", "resume", "overwrite", "checkpoint_every", "out_dir")
-
-
-class Refused(Exception):
-    """A job declines to start, before any work, for a reason a person can act on (the message says how).
-    Command-line entry points print it as one line and exit with status 2."""
 
 
 class RunFolderBusy(Refused, RuntimeError):
@@ -37,6 +32,9 @@ class FolderTaken(Refused, FileExistsError):
 
 class OtherSettings(Refused, ValueError):
     """The folder holds a run with other settings."""
+
+
+__all__ = ["Refused", "RunFolder", "RunFolderBusy", "NothingToResume", "FolderTaken", "OtherSettings"]
 
 
 def write_atomically(path: Path, write) -> Path:
