@@ -50,12 +50,16 @@ def action_name(action: int) -> str:
     return "pass" if action == PASS else f"play {RANK_NAMES[action]}"
 
 
-def refuse_non_integer_action(action) -> None:
-    """Only whole numbers (int, numpy integers) are actions. A bool would pass for 0 or 1 and a float for the
-    rank it rounds to, so both are refused by name, like any other type."""
+def as_action(action) -> int:
+    """``action`` as an int, if it is a whole number: an int, a numpy integer or a 0-d integer array (what
+    ``action_space.sample()`` and array-returning policies give). A bool would pass for 0 or 1 and a float for
+    the rank it rounds to, so both are refused by name, like any other type."""
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         kind = "bool" if isinstance(action, (bool, np.bool_)) else type(action).__name__
         raise IllegalActionError(f"action {action!r} is a {kind}; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+    return int(action)
 
 
 def check_dealer(dealer, num_players: int) -> int:
@@ -184,7 +188,7 @@ class Deal:
         """Play ``action`` for the player to act; return the events it caused."""
         if self.over:
             raise IllegalActionError(f"the deal is over (player_{self.winner} went out); no more actions")
-        refuse_non_integer_action(action)
+        action = as_action(action)
         legal = self.legal_actions()
         if action not in legal:
             allowed = ", ".join(f"{a} ({action_name(a)})" for a in legal)

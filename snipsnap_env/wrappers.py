@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from pettingzoo.utils import wrappers
 
-from .engine import NUM_ACTIONS, EnvOrderError, refuse_non_integer_action
+from .engine import NUM_ACTIONS, EnvOrderError, as_action
 
 _FORWARDED = (
     "agent_selection",
@@ -84,7 +84,7 @@ class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrap
 
     def step(self, action) -> None:
         if action is not None:  # None: the step a finished agent takes
-            refuse_non_integer_action(action)  # here, before PettingZoo's wrapper indexes the mask with it
+            action = as_action(action)  # here, before PettingZoo's wrapper indexes the mask with it
         if type(action) is int or isinstance(action, np.integer):
             assert 0 <= action < NUM_ACTIONS, "action is not in action space"
             wrappers.BaseWrapper.step(self, action)

@@ -109,3 +109,13 @@ def test_calls_out_of_order_say_so_in_either_env(make):
         env.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
     with pytest.raises(EnvOrderError, match=r"the game is over.*call reset\(\)"):
         env.step(0)
+
+
+@pytest.mark.parametrize("make", [snipsnap_env.env, snipsnap_env.raw_env])
+def test_a_zero_dimensional_integer_array_is_a_whole_number(make):
+    """What ``action_space.sample()``-style and array-returning policies give is an action, as before."""
+    env = started(make, turns=0)
+    obs, *_ = env.last()
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    env.step(np.array(legal))
+    assert env.unwrapped.match.deal.turns >= 1
