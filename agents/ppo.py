@@ -140,11 +140,22 @@ class PPOPolicy(Policy):
             distribution = self.network.get_distribution(obs_tensor, action_masks=mask)
             return distribution.distribution.probs.cpu().numpy()
 
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """(B, 14) the actor's logits: one plain forward of the action head under ``inference_mode``, with no
+        distribution objects (what a greedy decision needs, in a fraction of ``probabilities``' time)."""
+        import torch
+
+        network = self.network
+        with torch.inference_mode():
+            x = torch.as_tensor(np.asarray(obs, np.float32), device=network.device)
+            latent = network.mlp_extractor.forward_actor(network.extract_features(x, network.pi_features_extractor))
+            return network.action_net(latent).cpu().numpy()
+
     def act_batch(self, obs, mask):
         self._warn_on_other_tables(obs)
+        if self.deterministic:  # the legal action with the highest logit: the masked softmax's argmax
+            return np.where(check_masks(mask), self.logits(obs), -np.inf).argmax(axis=1)
         probs = self.probabilities(obs, mask)
-        if self.deterministic:
-            return probs.argmax(axis=1)
         # sample with the policy's own generator, never torch's global one
         draws = self.rng.random((len(probs), 1))
         actions = np.minimum((probs.cumsum(axis=1) < draws).sum(axis=1), probs.shape[1] - 1)

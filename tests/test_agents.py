@@ -77,3 +77,11 @@ def test_unknown_agent_is_a_clear_error():
 def test_an_empty_mask_is_a_clear_error():
     with pytest.raises(ValueError, match=r"rows \[1\] of the action mask allow no action"):
         agents.make("random").act_batch(np.zeros((2, OBS_DIM), np.float32), np.array([[1] + [0] * 13, [0] * 14]))
+
+
+def test_the_learned_policys_greedy_fast_path_decides_as_its_probabilities_do():
+    pytest.importorskip("sb3_contrib")
+    player = agents.make("ppo")
+    for n in (3, 6, 8):
+        obs, mask = BatchEnv(2048, n, seed=n).reset()
+        assert np.array_equal(player.act_batch(obs, mask), player.probabilities(obs, mask).argmax(axis=1))
