@@ -137,22 +137,14 @@ class Row:
     deals: int
 
 
+def mean_ci(values: np.ndarray) -> tuple[float, float]:
+    """The mean of ``values`` (per deal) and its 95% confidence interval's half-width."""
+    return float(values.mean()), Z95 * float(values.std(ddof=1)) / np.sqrt(len(values))
+
+
 def summarise(results: dict[str, np.ndarray], reference: str) -> list[Row]:
     """Mean and 95% CI per candidate, and the paired difference to ``reference`` with its CI."""
-    rows = []
     base = results[reference]
-    for name, chips in results.items():
-        n = len(chips)
-        diff = chips - base
-        rows.append(
-            Row(
-                name,
-                float(chips.mean()),
-                Z95 * float(chips.std(ddof=1)) / np.sqrt(n),
-                reference,
-                float(diff.mean()),
-                Z95 * float(diff.std(ddof=1)) / np.sqrt(n),
-                n,
-            )
-        )
-    return rows
+    return [
+        Row(name, *mean_ci(chips), reference, *mean_ci(chips - base), len(chips)) for name, chips in results.items()
+    ]

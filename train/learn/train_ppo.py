@@ -46,7 +46,7 @@ from ..cli import (
     positive_float,
     require,
 )
-from ..paired import PairedDeals, play_paired
+from ..paired import PairedDeals, mean_ci, play_paired
 from ..run_folder import (
     NothingToResume,
     OtherSettings,
@@ -277,7 +277,7 @@ def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
                     for name in ("random", "most_copies")
                 ]
             chips = play_paired(LivePolicy(self.model), pool(), self.deals, args.rules)
-            (mean, ci), (gain, gain_ci) = [paired_difference(chips, base) for base in self.reference_chips]
+            (mean, ci), (gain, gain_ci) = [mean_ci(chips - base) for base in self.reference_chips]
             self.logger.record("eval/chips_per_deal", float(chips.mean()))
             self.logger.record("eval/diff_vs_random", mean)
             self.logger.record("eval/gain_over_most_copies", gain)
@@ -333,12 +333,6 @@ def read_rows(path: Path) -> list[list[str]]:
         return []
     with open(path, newline="") as f:
         return list(csv.reader(f))
-
-
-def paired_difference(chips: np.ndarray, base: np.ndarray) -> tuple[float, float]:
-    """The mean of ``chips - base`` over paired deals and its 95% CI."""
-    diff = chips - base
-    return float(diff.mean()), 1.96 * float(diff.std(ddof=1)) / np.sqrt(len(diff))
 
 
 #: eval.csv's columns (no header row): one row per evaluation during training

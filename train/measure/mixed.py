@@ -15,7 +15,7 @@ import numpy as np
 from snipsnap_env.batch import BatchEnv
 
 from ..cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
-from ..paired import Z95, PairedDeals
+from ..paired import PairedDeals, mean_ci
 from ..results_folder import results_folder
 from ..run_folder import Refused
 from .evaluate import make_candidate
@@ -50,11 +50,8 @@ def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed:
     table = {}
     for name in dict.fromkeys(seats):
         rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
-        table[name] = {
-            "seats": seats.count(name),
-            "chips_per_deal": float(rows.mean()),
-            "ci95": Z95 * float(rows.std(ddof=1)) / np.sqrt(deals),
-        }
+        mean, ci = mean_ci(rows)
+        table[name] = {"seats": seats.count(name), "chips_per_deal": mean, "ci95": ci}
     return table
 
 
