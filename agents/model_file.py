@@ -20,11 +20,9 @@ import json
 import zipfile
 from pathlib import Path
 
-import numpy as np
-
 from snipsnap_env.engine import NUM_ACTIONS
-from snipsnap_env.observation import HIGH, LAYOUT, LOW, OBS_DIM
-from snipsnap_env.state import HANDS_DIM, STATE_HIGH, STATE_LOW
+from snipsnap_env.observation import LAYOUT, OBS_DIM
+from snipsnap_env.state import HANDS_DIM, with_hands_bounds
 
 FORMAT = "snipsnap-policy"
 VERSION = 1
@@ -75,9 +73,15 @@ def describe(policy) -> dict:
         kind = "mlp"
     else:
         raise ValueError(f"cannot save a {type(policy).__name__}; known kinds: {', '.join(POLICY_KINDS)}")
-    if critic_inputs not in (0, HANDS_DIM) or (critic_inputs and kind != "rank_shared"):
-        raise ValueError(f"a {kind} policy with {critic_inputs} critic-only inputs cannot be saved")
+    _check_critic_inputs(kind, critic_inputs)
     return {"policy": kind, "policy_kwargs": kwargs, "critic_inputs": critic_inputs}
+
+
+def _check_critic_inputs(kind: str, critic_inputs) -> None:
+    """Only the rank-shared actor reads the observation columns alone, so only it may have a critic that
+    reads the hidden hands after them (0 or HANDS_DIM columns)."""
+    if critic_inputs not in (0, HANDS_DIM) or (critic_inputs and kind != "rank_shared"):
+        raise ValueError(f"critic_inputs {critic_inputs!r}; allowed: 0, or {HANDS_DIM} for rank_shared")
 
 
 def save_policy(policy, path: str | Path, extra: dict | None = None) -> Path:
@@ -176,9 +180,11 @@ def load_policy(path: str | Path):
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
     critic_inputs = meta.get("critic_inputs", 0)
-    if critic_inputs not in (0, HANDS_DIM) or (critic_inputs and kind != "rank_shared"):
-        raise ValueError(f"{path}: critic_inputs {critic_inputs!r}; allowed: 0, or {HANDS_DIM} for rank_shared")
-    low, high = np.concatenate([LOW, STATE_LOW[:critic_inputs]]), np.concatenate([HIGH, STATE_HIGH[:critic_inputs]])
+    try:
+        _check_critic_inputs(kind, critic_inputs)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    low, high = with_hands_bounds(critic_inputs)
     network = _policy_classes()[kind](spaces.Box(low, high), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
     try:
         tensors = load(weights)

@@ -32,6 +32,14 @@ STATE_LOW = np.concatenate([np.zeros(HANDS_DIM, np.float32), LOW])
 STATE_HIGH = np.concatenate([np.ones(HANDS_DIM, np.float32), HIGH])
 
 
+def with_hands_bounds(critic_inputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of an observation followed by ``critic_inputs`` columns of the hands block (0 or
+    ``HANDS_DIM``): what a critic that sees the hidden hands reads, the actor the first OBS_DIM columns."""
+    if critic_inputs not in (0, HANDS_DIM):
+        raise ValueError(f"critic_inputs got {critic_inputs!r}; allowed: 0 or {HANDS_DIM}")
+    return np.concatenate([LOW, STATE_LOW[:critic_inputs]]), np.concatenate([HIGH, STATE_HIGH[:critic_inputs]])
+
+
 def hands(holding: np.ndarray, seat) -> np.ndarray:
     """Every hand, relative to ``seat``: ``holding`` (N, 13) counts per seat and rank, or (B, N, 13) with
     ``seat`` (B,), gives (104,) or (B, 104) float32, scaled by 1/4, with zeros for absent seats."""

@@ -20,8 +20,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .batch import BatchEnv
 from .engine import NUM_ACTIONS
-from .observation import HIGH, LOW, OBS_DIM
-from .state import HANDS_DIM, STATE_HIGH, STATE_LOW, hands
+from .state import HANDS_DIM, hands, with_hands_bounds
 
 
 class SnipSnapVecEnv(VecEnv):
@@ -49,11 +48,9 @@ class SnipSnapVecEnv(VecEnv):
         self.opponents = list(opponents) if opponents is not None else None
         self.fixed_seat = learner_seat
         self.critic_state = bool(critic_state)
-        if self.critic_state:  # the observation, then every hand relative to the learner (snipsnap_env.state)
-            low, high = np.concatenate([LOW, STATE_LOW[:HANDS_DIM]]), np.concatenate([HIGH, STATE_HIGH[:HANDS_DIM]])
-            observation_space = spaces.Box(low, high, dtype=np.float32)
-        else:
-            observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
+        # with critic_state: the observation, then every hand relative to the learner (snipsnap_env.state)
+        low, high = with_hands_bounds(HANDS_DIM if self.critic_state else 0)
+        observation_space = spaces.Box(low, high, dtype=np.float32)
         self.num_envs, self.render_mode = num_envs, None  # read by VecEnv.__init__ through get_attr
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
         self.learner_seat = np.zeros(num_envs, np.int64)
