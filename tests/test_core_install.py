@@ -42,6 +42,7 @@ def test_the_scripted_evaluation_runs_without_the_extras(tmp_path):
         ("train.main", [], "train"),
         ("train.play", ["--players", "3"], "train"),
         ("train.serve", [], "web"),
+        ("train.curves", ["runs/x"], "train"),
         ("train.evaluate", ["--candidates", "ppo", "--deals", "10"], "train"),
         ("train.matrix", ["--players", "3", "--agents", "random", "--deals", "10", "--ray"], "ray"),
     ],

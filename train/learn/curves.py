@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli import add_flag, command_line, new_parser
+from ..cli import add_flag, command_line, new_parser, require
 from ..results_folder import pyplot, results_folder
 from ..run_folder import Refused
 
@@ -72,6 +72,7 @@ def parser():
 def main(argv=None) -> Path:
     job = parser()
     args = job.parse_args(argv)
+    require(job, "train", "matplotlib")  # the plot is the job's one output
     runs = [Path(run) for run in args.runs]
     try:
         for run in runs:
