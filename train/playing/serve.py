@@ -240,13 +240,9 @@ def create_app():
         if len(games) < MAX_GAMES:
             return
         now = time.monotonic()
-        for game_id in [key for key, game in games.items() if game.match.over]:
-            if len(games) < MAX_GAMES:
-                return
-            del games[game_id]
-        for game_id in [key for key, game in games.items() if now - game.touched >= IDLE_SECONDS]:
-            if len(games) < MAX_GAMES:
-                return
+        finished = [key for key, game in games.items() if game.match.over]
+        idle = [key for key, game in games.items() if not game.match.over and now - game.touched >= IDLE_SECONDS]
+        for game_id in (finished + idle)[: len(games) - MAX_GAMES + 1]:  # each kind least recently touched first
             del games[game_id]
         if len(games) >= MAX_GAMES:
             raise BadRequest(f"the server holds {len(games)} games in play, its limit; try again later", 503)
