@@ -169,7 +169,7 @@ class Args:
         from agents.model_file import load_policy
 
         try:
-            network, meta = load_policy(self.init_from)
+            _, meta = load_policy(self.init_from)
         except FileNotFoundError:
             raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
         sizes = (meta["policy_kwargs"].get("rank_context"), meta["policy_kwargs"].get("rank_hidden"))
