@@ -2,7 +2,7 @@
 
 >>> import agents
 >>> sorted(agents.names())
-['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'random', 'random_card']
+['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'ppo_scratch', 'random', 'random_card']
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ _REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, Few
 
 
 def _make_ppo(**kwargs) -> Policy:
+    """The shipped (distilled) model, or another model file with ``path=``."""
     import importlib.util
 
     missing = [name for name in ("torch", "sb3_contrib", "safetensors") if importlib.util.find_spec(name) is None]
@@ -25,15 +26,25 @@ def _make_ppo(**kwargs) -> Policy:
     return PPOPolicy(**kwargs)
 
 
+def _make_ppo_scratch(**kwargs) -> Policy:
+    """The shipped model that PPO learned from scratch, with no teacher (``train_ppo --critic rollouts``)."""
+    from pathlib import Path
+
+    return _make_ppo(path=Path(__file__).parent / "models" / "ppo_scratch_scarne.zip", **kwargs)
+
+
+_LEARNED = {"ppo": _make_ppo, "ppo_scratch": _make_ppo_scratch}
+
+
 def names() -> list[str]:
     """The names ``make`` accepts."""
-    return [*_REGISTRY, "ppo"]
+    return [*_REGISTRY, *_LEARNED]
 
 
 def make(name: str, **kwargs) -> Policy:
     """A policy by name; keyword arguments go to its constructor (``seed``, and ``path`` for ``ppo``)."""
-    if name == "ppo":
-        return _make_ppo(**kwargs)
+    if name in _LEARNED:
+        return _LEARNED[name](**kwargs)
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(names())}")
     return _REGISTRY[name](**kwargs)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.observation import LAYOUT, OBS_DIM
-from snipsnap_env.state import HANDS_DIM, with_hands_bounds
+from snipsnap_env.state import CRITIC_INPUTS, critic_bounds
 
 FORMAT = "snipsnap-policy"
 VERSION = 1
@@ -79,9 +79,10 @@ def describe(policy) -> dict:
 
 def _check_critic_inputs(kind: str, critic_inputs) -> None:
     """Only the rank-shared actor reads the observation columns alone, so only it may have a critic that
-    reads the hidden hands after them (0 or HANDS_DIM columns)."""
-    if critic_inputs not in (0, HANDS_DIM) or (critic_inputs and kind != "rank_shared"):
-        raise ValueError(f"critic_inputs {critic_inputs!r}; allowed: 0, or {HANDS_DIM} for rank_shared")
+    reads more after them (snipsnap_env.state.CRITIC_INPUTS: the hidden hands, or the true deal's lead values)."""
+    if critic_inputs not in CRITIC_INPUTS or (critic_inputs and kind != "rank_shared"):
+        allowed = ", ".join(str(k) for k in CRITIC_INPUTS if k)
+        raise ValueError(f"critic_inputs {critic_inputs!r}; allowed: 0, or {allowed} for rank_shared")
 
 
 def save_policy(policy, path: str | Path, extra: dict | None = None) -> Path:
@@ -184,7 +185,7 @@ def load_policy(path: str | Path):
         _check_critic_inputs(kind, critic_inputs)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
-    low, high = with_hands_bounds(critic_inputs)
+    low, high = critic_bounds(critic_inputs)
     network = _policy_classes()[kind](spaces.Box(low, high), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
     try:
         tensors = load(weights)

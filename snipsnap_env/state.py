@@ -30,14 +30,24 @@ HANDS_DIM = MAX_PLAYERS * NUM_RANKS  # 104
 STATE_DIM = HANDS_DIM + OBS_DIM  # 240
 STATE_LOW = np.concatenate([np.zeros(HANDS_DIM, np.float32), LOW])
 STATE_HIGH = np.concatenate([np.ones(HANDS_DIM, np.float32), HIGH])
+LEAD_VALUES_DIM = NUM_RANKS
 
 
-def with_hands_bounds(critic_inputs: int) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) of an observation followed by ``critic_inputs`` columns of the hands block (0 or
-    ``HANDS_DIM``): what a critic that sees the hidden hands reads, the actor the first OBS_DIM columns."""
-    if critic_inputs not in (0, HANDS_DIM):
-        raise ValueError(f"critic_inputs got {critic_inputs!r}; allowed: 0 or {HANDS_DIM}")
-    return np.concatenate([LOW, STATE_LOW[:critic_inputs]]), np.concatenate([HIGH, STATE_HIGH[:critic_inputs]])
+#: the columns a critic may read after the observation: none, the hands block (``train_ppo --critic state``)
+#: or the value of each lead in the true deal, chips / CHIP_SCALE (``--critic rollouts``, :mod:`.lead_values`)
+CRITIC_INPUTS = {0: "none", HANDS_DIM: "hands", LEAD_VALUES_DIM: "lead values"}
+
+
+def critic_bounds(critic_inputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of an observation followed by ``critic_inputs`` columns (a key of ``CRITIC_INPUTS``): what a
+    critic that sees the whole deal reads; the actor reads the first OBS_DIM columns only."""
+    if critic_inputs not in CRITIC_INPUTS:
+        raise ValueError(f"critic_inputs got {critic_inputs!r}; allowed: {', '.join(map(str, CRITIC_INPUTS))}")
+    if critic_inputs == LEAD_VALUES_DIM:  # chips: no fixed bound
+        extra = np.full(LEAD_VALUES_DIM, -np.inf, np.float32), np.full(LEAD_VALUES_DIM, np.inf, np.float32)
+    else:
+        extra = STATE_LOW[:critic_inputs], STATE_HIGH[:critic_inputs]
+    return np.concatenate([LOW, extra[0]]), np.concatenate([HIGH, extra[1]])
 
 
 def hands(holding: np.ndarray, seat) -> np.ndarray:

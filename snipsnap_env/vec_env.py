@@ -8,6 +8,10 @@ are played between the learner's choices, and rewards are the learner's chips. `
 a deal that ends before the learner chooses is not an episode of the learner's, and its chips are dropped.
 Infos carry ``deal_score`` (the learner's chips for the finished deal) and no ``terminal_observation``:
 episodes only terminate, never truncate, so SB3 never bootstraps from it.
+
+For a critic that sees the whole deal, observations can carry more columns after the observation's, which
+an actor must not read: every hand relative to the learner (``critic_state``, :mod:`snipsnap_env.state`), or
+the value of each of the learner's leads in the true deal (``lead_values``, :mod:`snipsnap_env.lead_values`).
 """
 
 from __future__ import annotations
@@ -20,14 +24,60 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .batch import BatchEnv
 from .engine import NUM_ACTIONS
-from .state import HANDS_DIM, hands, with_hands_bounds
+from .kernel import POLICIES, RANDOM, policy_codes
+from .lead_values import lead_values
+from .observation import CHIP_SCALE
+from .state import HANDS_DIM, LEAD_VALUES_DIM, critic_bounds, hands
+
+#: in a VecEnv's opponents: a seat the learner holds too (self-play with shared parameters)
+SELF = "self"
 
 
-class SnipSnapVecEnv(VecEnv):
+def _is_self(member) -> bool:
+    return isinstance(member, str) and member == SELF
+
+
+class InProcessVecEnv(VecEnv):
+    """The VecEnv methods of an env whose games all live in this process, as one object (no sub-envs)."""
+
+    def close(self) -> None:
+        pass
+
+    def get_attr(self, attr_name, indices=None):
+        return [getattr(self, attr_name)] * len(self._indices(indices))
+
+    def set_attr(self, attr_name, value, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+        if method_name == "action_masks":
+            return list(self.action_masks()[self._indices(indices)])
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result] * len(self._indices(indices))
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name)
+
+    def env_is_wrapped(self, wrapper_class, indices=None):
+        return [False] * len(self._indices(indices))
+
+    def _indices(self, indices) -> np.ndarray:
+        return np.arange(self.num_envs)[indices if indices is not None else slice(None)]
+
+
+class SnipSnapVecEnv(InProcessVecEnv):
     """``num_envs`` single-seat games on one :class:`BatchEnv`.
 
-    ``opponents``: policies with ``act_batch(obs, mask)`` (any ``agents.Policy``); None means uniformly
-    random legal actions drawn from this env's generator.
+    ``opponents``: policies with ``act_batch(obs, mask)`` (any ``agents.Policy``), and :data:`SELF` for
+    seats the learner holds too (self-play with shared parameters: every learner seat's choices are steps);
+    None means uniformly random legal actions drawn from this env's generator. With several learner seats a
+    step's reward is the chips of the seat that chose, booked until the learner's next choice in that game:
+    only a critic that ignores rewards (``lead_values``) should learn from several seats of one game.
+
+    ``lead_values`` > 0 appends the value of each legal lead in the true deal (chips / CHIP_SCALE; 0 where
+    not legal), from that many rollouts per candidate lead: the learner's seats continue with
+    ``rollout_policy``, each other seat with the kernel's twin of its policy (``rollout_policy`` for a policy
+    the kernel does not play: search, a network).
     """
 
     def __init__(
@@ -39,22 +89,38 @@ class SnipSnapVecEnv(VecEnv):
         learner_seat: int | None = None,
         seed: int | None = None,
         critic_state: bool = False,
+        lead_values: int = 0,
+        rollout_policy: str = "most_copies",
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
-        if opponents is not None and (len(opponents) == 0 or not all(hasattr(p, "act_batch") for p in opponents)):
-            raise ValueError("opponents must be None or a non-empty sequence of policies with act_batch(obs, mask)")
+        if opponents is not None and (
+            len(opponents) == 0 or not all(hasattr(p, "act_batch") or _is_self(p) for p in opponents)
+        ):
+            raise ValueError(
+                f"opponents must be None or a non-empty sequence of policies with act_batch(obs, mask) and {SELF!r}"
+            )
         self.opponents = list(opponents) if opponents is not None else None
+        if learner_seat is not None and self.opponents and any(map(_is_self, self.opponents)):
+            raise ValueError(f"a fixed learner_seat and {SELF!r} in the opponents exclude each other")
+        self._pool_is_self = np.array([_is_self(p) for p in self.opponents or [None]])
         self.fixed_seat = learner_seat
         self.critic_state = bool(critic_state)
-        # with critic_state: the observation, then every hand relative to the learner (snipsnap_env.state)
-        low, high = with_hands_bounds(HANDS_DIM if self.critic_state else 0)
+        self.lead_values = int(lead_values)
+        if self.critic_state and self.lead_values:
+            raise ValueError("give critic_state or lead_values, not both")
+        if self.lead_values:
+            self._rollout_code = int(policy_codes([rollout_policy])[0])
+            self._opponent_codes = self._kernel_twins(self.opponents, self._rollout_code)
+        extra = HANDS_DIM if self.critic_state else LEAD_VALUES_DIM if self.lead_values else 0
+        low, high = critic_bounds(extra)
         observation_space = spaces.Box(low, high, dtype=np.float32)
         self.num_envs, self.render_mode = num_envs, None  # read by VecEnv.__init__ through get_attr
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
         self.learner_seat = np.zeros(num_envs, np.int64)
         self._seat_policy = np.zeros((num_envs, num_players), np.int64)  # index into the pool per seat
+        self._learns = np.zeros((num_envs, num_players), bool)  # the seats the learner holds
         self._carry = np.zeros(num_envs)  # the learner's chips from before its first choice of an episode
         self._actions = np.zeros(num_envs, np.int64)
         self._obs = self._mask = None
@@ -101,11 +167,37 @@ class SnipSnapVecEnv(VecEnv):
         return self._with_state(self._obs), rewards.astype(np.float32), dones, infos
 
     def _with_state(self, obs: np.ndarray) -> np.ndarray:
-        """``obs``, followed with ``critic_state`` by every hand relative to the learner's seat: what a critic
-        that sees the whole deal reads (an actor reads the first OBS_DIM columns only)."""
-        if not self.critic_state:
-            return obs
-        return np.concatenate([obs, hands(self.batch.games.holding, self.learner_seat)], axis=1)
+        """``obs``, followed with ``critic_state`` by every hand relative to the learner's seat, with
+        ``lead_values`` by the value of each lead in the true deal: what a critic that sees the whole deal
+        reads (an actor reads the first OBS_DIM columns only)."""
+        if self.critic_state:
+            return np.concatenate([obs, hands(self.batch.games.holding, self.learner_seat)], axis=1)
+        if self.lead_values:
+            return np.concatenate([obs, np.nan_to_num(self.values_of_leads() / CHIP_SCALE)], axis=1)
+        return obs
+
+    def values_of_leads(self) -> np.ndarray:
+        """(num_envs, 13) chips the learner makes from now after each legal lead (NaN where not legal), from
+        ``lead_values`` rollouts of the true deal per candidate (:func:`snipsnap_env.lead_values.lead_values`)."""
+        games = self.batch.games
+        policies = self._opponent_codes[self._seat_policy]  # a copy: the learner's seats are overwritten next
+        policies[self._learns] = self._rollout_code
+        values = np.empty((self.num_envs, LEAD_VALUES_DIM))
+        seeds = self.rng.integers(0, 2**63, size=self.num_envs, dtype=np.uint64)
+        lead_values(
+            games.holding, games.hand_size, games.played, games.public, games.deal_score, self.learner_seat,
+            policies, self.lead_values, seeds, self.batch._rule_codes, values,
+        )  # fmt: skip
+        return values
+
+    @staticmethod
+    def _kernel_twins(opponents, rollout_code: int) -> np.ndarray:
+        """The kernel policy code of each opponent in the pool, which the rollouts play in compiled code;
+        ``rollout_code`` for one the kernel does not play."""
+        if opponents is None:
+            return np.array([RANDOM], np.int64)
+        names = [getattr(policy, "name", None) for policy in opponents]
+        return np.array([POLICIES.index(n) if n in POLICIES else rollout_code for n in names], np.int64)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 14) bool: the learner's legal actions in each game."""
@@ -115,8 +207,10 @@ class SnipSnapVecEnv(VecEnv):
     def _play_others(self, obs, mask, rewards, dones, infos):
         """Step every game where another seat is to choose, until the learner chooses everywhere."""
         while True:
-            others = self.batch.to_act != self.learner_seat
+            to_act = self.batch.to_act
+            others = ~self._learns[np.arange(self.num_envs), to_act]
             if not others.any():
+                self.learner_seat[:] = to_act  # the learner's seat that chooses now
                 return obs, mask
             actions = self._opponent_actions(obs, mask, others)
             step = self.batch.step(actions, active=others)
@@ -159,28 +253,42 @@ class SnipSnapVecEnv(VecEnv):
             self.learner_seat[games] = self.fixed_seat
         if self.opponents is not None:
             self._seat_policy[games] = self.rng.integers(len(self.opponents), size=(len(games), n))
+        self._learns[games] = self._pool_is_self[self._seat_policy[games]]
+        self._learns[games, self.learner_seat[games]] = True
 
-    # ---- the rest of the VecEnv interface -------------------------------------------------------------
-    def close(self) -> None:
-        pass
 
-    def get_attr(self, attr_name, indices=None):
-        return [getattr(self, attr_name)] * len(self._indices(indices))
+class TablesVecEnv(InProcessVecEnv):
+    """Several :class:`SnipSnapVecEnv` (table sizes, say) as one VecEnv: their games side by side, in order.
 
-    def set_attr(self, attr_name, value, indices=None) -> None:
-        setattr(self, attr_name, value)
+    One policy then learns every table at once: the observation says how many players sit at the table.
+    """
 
-    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
-        if method_name == "action_masks":
-            return list(self.action_masks()[self._indices(indices)])
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result] * len(self._indices(indices))
+    def __init__(self, tables: Sequence[SnipSnapVecEnv]):
+        self.tables = list(tables)
+        spaces_ = {(t.observation_space.shape, t.observation_space.dtype) for t in self.tables}
+        if not self.tables or len(spaces_) != 1:
+            raise ValueError("TablesVecEnv needs one or more SnipSnapVecEnvs with the same observation space")
+        self._bounds = np.cumsum([0] + [t.num_envs for t in self.tables])
+        self.num_envs, self.render_mode = int(self._bounds[-1]), None
+        super().__init__(self.num_envs, self.tables[0].observation_space, self.tables[0].action_space)
 
-    def has_attr(self, attr_name: str) -> bool:
-        return hasattr(self, attr_name)
+    def seed(self, seed: int | None = None):
+        for table, stream in zip(self.tables, np.random.SeedSequence(seed).spawn(len(self.tables))):
+            table.seed(int(stream.generate_state(1)[0]))
+        return [seed] * self.num_envs
 
-    def env_is_wrapped(self, wrapper_class, indices=None):
-        return [False] * len(self._indices(indices))
+    def reset(self):
+        return np.concatenate([table.reset() for table in self.tables])
 
-    def _indices(self, indices) -> np.ndarray:
-        return np.arange(self.num_envs)[indices if indices is not None else slice(None)]
+    def step_async(self, actions: np.ndarray) -> None:
+        actions = np.asarray(actions).reshape(self.num_envs)
+        for table, start, stop in zip(self.tables, self._bounds[:-1], self._bounds[1:]):
+            table.step_async(actions[start:stop])
+
+    def step_wait(self):
+        steps = [table.step_wait() for table in self.tables]
+        obs, rewards, dones = (np.concatenate([step[i] for step in steps]) for i in range(3))
+        return obs, rewards, dones, [info for step in steps for info in step[3]]
+
+    def action_masks(self) -> np.ndarray:
+        return np.concatenate([table.action_masks() for table in self.tables])

@@ -32,6 +32,7 @@ import numpy as np
 import agents
 from agents.ppo import save_model
 from agents.threads import set_torch_threads
+from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
 from ..cli import (
@@ -60,13 +61,23 @@ from ..run_folder import (
 )
 from . import resume_point
 from .live_policy import LivePolicy
+from .snapshots import first_snapshots
+
+CRITICS = ("observation", "state", "rollouts")
+SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
+SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
 
 
 @dataclass
 class Args:
     num_players: int = arg(6, "players at the table, 3..8", flag="players")
     rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
-    opponents: tuple[str, ...] = arg(("random",), "the opponents' pool: agent names, one drawn per seat per episode")
+    opponents: tuple[str, ...] = arg(
+        ("random",),
+        "the opponents' pool, one drawn per seat per episode: agent names; 'self', a seat the learner holds too "
+        "(self-play, with --critic rollouts); 'snapshot', frozen copies of the learner (--snapshot-every)",
+    )
+    snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=at_least(1))
     total_timesteps: int = arg(
         0, "PPO steps (learner decisions) after distillation; 0: distillation only", check=at_least(0)
     )
@@ -106,8 +117,17 @@ class Args:
     )
     critic: str = arg(
         "observation",
-        "what the value network reads: 'observation' (what the learner sees) or 'state' (also every hidden hand, "
-        "snipsnap_env.state; training only: the actor still reads the observation alone)",
+        "where PPO's advantages come from: 'observation' (GAE, a value network reading what the learner sees), "
+        "'state' (GAE, a value network that also reads every hidden hand, snipsnap_env.state) or 'rollouts' "
+        "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
+        "training only: the actor always reads the observation alone",
+    )
+    critic_rollouts: int = arg(32, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
+    rollout_policy: str = arg(
+        "most_copies", "--critic rollouts: the learner's later leads in the rollouts (a kernel policy)"
+    )
+    ppo_players: tuple[int, ...] = arg(
+        (), "table sizes PPO trains at, --num-envs games at each (default: --players; evaluation: at --players)"
     )
     net_arch: tuple[int, ...] = arg(
         (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
@@ -130,22 +150,41 @@ class Args:
         check_num_players(self.num_players)
         if self.rules not in PRESETS:
             raise ValueError(f"unknown rules preset {self.rules!r}; known presets: {', '.join(PRESETS)}")
-        for name in (*self.opponents, *self.teacher_opponents):
+        for name in self.teacher_opponents:
             if name not in agents.names():
                 raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
+        for name in self.opponents:
+            if name not in (*agents.names(), SELF, SNAPSHOT):
+                known = ", ".join([*agents.names(), SELF, SNAPSHOT])
+                raise ValueError(f"unknown opponent {name!r}; known: {known}")
+        learners = {SELF, SNAPSHOT} & set(self.opponents)
+        if learners and self.vec != "batch":
+            raise ValueError(f"--opponents {' '.join(sorted(learners))} needs --vec batch")
+        if SELF in self.opponents and self.critic != "rollouts":
+            raise ValueError(
+                f"--opponents {SELF}: several seats of one game learn, and only --critic rollouts ignores whose "
+                "chips a step's reward holds"
+            )
         if self.policy not in ("mlp", "rank_shared"):
             raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
         if len(self.rank_head) != 2 or min(self.rank_head) < 1:
             raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
         if self.vec not in ("batch", "single"):
             raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
-        if self.critic not in ("observation", "state"):
-            raise ValueError(f"critic got {self.critic!r}; allowed: 'observation', 'state'")
-        if self.critic == "state" and (self.policy != "rank_shared" or self.vec != "batch"):
+        if self.critic not in CRITICS:
+            raise ValueError(f"critic got {self.critic!r}; allowed: {', '.join(map(repr, CRITICS))}")
+        if self.critic != "observation" and (self.policy != "rank_shared" or self.vec != "batch"):
             raise ValueError(
-                "critic 'state' needs --policy rank_shared (its actor reads the observation only; an MLP actor "
-                "would see the hidden hands) and --vec batch (the batched engine supplies the hands)"
+                f"critic {self.critic!r} needs --policy rank_shared (its actor reads the observation only; an MLP "
+                "actor would see the hidden deal) and --vec batch (the batched engine supplies the deal)"
             )
+        if self.critic == "rollouts" and self.rollout_policy not in POLICIES:
+            raise ValueError(
+                f"rollout_policy got {self.rollout_policy!r}; the rollouts run in the kernel, which plays "
+                f"{', '.join(POLICIES)}"
+            )
+        for n in self.ppo_players:
+            check_num_players(n)
         if not self.teacher and self.total_timesteps == 0:
             raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
         for n in self.teacher_players:
@@ -193,22 +232,49 @@ def stream_seed(seed: int, name: str, *index: int) -> int:
     return int(np.random.SeedSequence(words).generate_state(1)[0])
 
 
-def make_vec_env(args: Args, seed: int):
-    """The training VecEnv with a VecMonitor (episode stats) and reward normalisation."""
+def opponent_pool(args: Args, seed: int) -> list:
+    """The training opponents: policies, SELF for a seat the learner holds, Snapshots for frozen learners."""
+    from snipsnap_env import vec_env
+
+    from .snapshots import Snapshots
+
+    def member(i, name):
+        seed_i = stream_seed(seed, "opponents", i)
+        if name == SELF:
+            return vec_env.SELF
+        return Snapshots(seed_i) if name == SNAPSHOT else agents.make(name, seed=seed_i)
+
+    return [member(i, name) for i, name in enumerate(args.opponents)]
+
+
+def evaluation_opponents(args: Args) -> list[str]:
+    """The agents of the training pool (the learner's copies and snapshots aside); random lead choice if none."""
+    return [name for name in args.opponents if name in agents.names()] or ["random"]
+
+
+def make_vec_env(args: Args, seed: int, pool: list | None = None):
+    """The training VecEnv (over ``pool``, default :func:`opponent_pool`) with a VecMonitor (episode stats) and
+    reward normalisation."""
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor, VecNormalize
 
-    pool = [agents.make(name, seed=stream_seed(seed, "opponents", i)) for i, name in enumerate(args.opponents)]
+    pool = opponent_pool(args, seed) if pool is None else pool
     if args.vec == "batch":
-        from snipsnap_env.vec_env import SnipSnapVecEnv
+        from snipsnap_env.vec_env import SnipSnapVecEnv, TablesVecEnv
 
-        venv = SnipSnapVecEnv(
-            args.num_envs,
-            args.num_players,
-            rules=args.rules,
-            opponents=pool,
-            seed=stream_seed(seed, "env"),
-            critic_state=args.critic == "state",
-        )
+        tables = [
+            SnipSnapVecEnv(
+                args.num_envs,
+                n,
+                rules=args.rules,
+                opponents=pool,
+                seed=stream_seed(seed, "env", i),
+                critic_state=args.critic == "state",
+                lead_values=args.critic_rollouts if args.critic == "rollouts" else 0,
+                rollout_policy=args.rollout_policy,
+            )
+            for i, n in enumerate(ppo_tables(args))
+        ]
+        venv = tables[0] if len(tables) == 1 else TablesVecEnv(tables)
     else:
         from snipsnap_env.single_agent import SingleSeatEnv
 
@@ -221,10 +287,28 @@ def make_vec_env(args: Args, seed: int):
                 ],
             )
 
+        if ppo_tables(args) != [args.num_players]:
+            raise ValueError("--vec single trains at one table size: give --ppo-players only with --vec batch")
         venv = DummyVecEnv([make(i) for i in range(args.num_envs)])
         venv.seed(stream_seed(seed, "env"))
     # Chips swing by ±50 in a deal; scaling returns keeps the value loss in range. Inference needs no stats.
     return VecNormalize(VecMonitor(venv), norm_obs=False, norm_reward=True, gamma=1.0)
+
+
+def ppo_tables(args: Args) -> list[int]:
+    """The table sizes PPO trains at."""
+    return list(args.ppo_players or (args.num_players,))
+
+
+def model_class(args: Args):
+    """MaskablePPO, or its subclass whose advantages come from rollouts of the true deal."""
+    if args.critic == "rollouts":
+        from .rollout_critic import RolloutCriticPPO
+
+        return RolloutCriticPPO
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
@@ -237,8 +321,10 @@ def vecnormalize_path(checkpoint: Path) -> Path:
     return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
 
 
-def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
+def make_callbacks(args: Args, folder: RunFolder, run_state: dict, snapshots: list = ()):
     from stable_baselines3.common.callbacks import BaseCallback
+
+    from .snapshots import snapshot_callback
 
     class PairedEvaluation(BaseCallback):
         """Every ``eval_every`` steps: the greedy policy on paired deals against random lead choice and
@@ -247,7 +333,10 @@ def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
         def __init__(self):
             super().__init__()
             self.deals = PairedDeals.draw(
-                args.eval_deals, args.num_players, len(args.opponents), stream_seed(args.seed, "evaluation deals")
+                args.eval_deals,
+                args.num_players,
+                len(evaluation_opponents(args)),
+                stream_seed(args.seed, "evaluation deals"),
             )
             # a resumed run keeps the best model it already had unless a new evaluation beats it, and counts
             # its training time on from the last evaluation it kept
@@ -267,7 +356,7 @@ def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
         def evaluate(self):
             pool = lambda: [  # noqa: E731
                 agents.make(n, seed=stream_seed(args.seed, "evaluation opponents", i))
-                for i, n in enumerate(args.opponents)
+                for i, n in enumerate(evaluation_opponents(args))
             ]
             now = time.perf_counter()
             self.seconds, self.clock = self.seconds + now - self.clock, now
@@ -310,7 +399,9 @@ def make_callbacks(args: Args, folder: RunFolder, run_state: dict):
         def _on_step(self) -> bool:
             return True
 
-    return [AtomicCheckpoints(), PairedEvaluation()]
+    return [AtomicCheckpoints(), PairedEvaluation()] + (
+        [snapshot_callback(snapshots, args.snapshot_every)] * bool(snapshots)
+    )
 
 
 def save_checkpoint(model, folder: RunFolder, point=None) -> Path:
@@ -394,13 +485,13 @@ def _on_sigterm(signum, frame):
 
 def _train(args: Args, folder: RunFolder) -> Path:
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import Logger, make_output_format
     from stable_baselines3.common.vec_env import VecNormalize
 
     set_torch_threads(args.threads)
     run_dir = folder.path
-    env = make_vec_env(args, args.seed)
+    pool = opponent_pool(args, args.seed)
+    env = make_vec_env(args, args.seed, pool)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
 
@@ -408,7 +499,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
             stats = vecnormalize_path(path)
             resumed_env = VecNormalize.load(str(folder.verify(stats)), env.venv) if stats.exists() else env
             point = resume_point.load(path, folder.verify)
-            return MaskablePPO.load(folder.verify(path), env=resumed_env, device="cpu"), point
+            return model_class(args).load(folder.verify(path), env=resumed_env, device="cpu"), point
 
         checkpoint, loaded = load_newest_readable(run_dir, load)
         if loaded is None:
@@ -453,7 +544,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
         if remaining > 0:
             model.learn(
                 remaining,
-                callback=make_callbacks(args, folder, run_state),
+                callback=make_callbacks(args, folder, run_state, first_snapshots(pool, model)),
                 progress_bar=args.progress,
                 reset_num_timesteps=checkpoint is None,
             )
@@ -484,7 +575,7 @@ def trained_on(args: Args) -> dict:
     """The tables a run's model learned: the teacher's table sizes and, with PPO steps, the training table."""
     players = set(args.teacher_players) if args.teacher else set()
     if args.total_timesteps > 0:
-        players.add(args.num_players)
+        players.update(ppo_tables(args))
     opponents = set(args.teacher_opponents if args.teacher else ()) | set(
         args.opponents if args.total_timesteps else ()
     )
@@ -493,14 +584,12 @@ def trained_on(args: Args) -> dict:
 
 def new_model(args: Args, env):
     """A fresh MaskablePPO model with the run's settings."""
-    from sb3_contrib import MaskablePPO
-
     policy, policy_kwargs = "MlpPolicy", {"net_arch": list(args.net_arch)}
     if args.policy == "rank_shared":
         from agents.rank_policy import RankSharedPolicy as policy
 
         policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
-    model = MaskablePPO(
+    model = model_class(args)(
         policy,
         env,
         n_steps=args.n_steps,

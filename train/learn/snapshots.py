@@ -1,0 +1,88 @@
+"""Frozen snapshots of the learner as opponents: ``train_ppo --opponents snapshot --snapshot-every N``.
+
+A seat drawn as ``snapshot`` is played by earlier versions of the policy being trained (fictitious self-play:
+the learner meets its own past, not only its present). Every ``--snapshot-every`` timesteps, where a rollout
+starts, the current policy is copied and kept; each decision of a snapshot seat is made greedily by one kept
+copy drawn uniformly. The first copy is taken when training starts, so the pool is never empty. Snapshots
+live in memory only: a resumed run starts its pool again from the resumed policy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import agents
+
+from .live_policy import LivePolicy
+
+NAME = "snapshot"
+
+
+class Snapshots(agents.Policy):
+    """Greedy play by frozen copies of the learner's policy (one drawn uniformly per decision)."""
+
+    name = NAME
+
+    def __init__(self, seed: int | None = None):
+        super().__init__(seed)
+        self.kept: list[LivePolicy] = []
+
+    def add(self, model) -> None:
+        """Keep a frozen copy of ``model``'s policy (a MaskablePPO model)."""
+        policy = model.policy  # rebuilt as SB3's own save and load do (a deepcopy trips over torch's graph)
+        frozen = type(policy)(**policy._get_constructor_parameters()).to(model.device)
+        frozen.load_state_dict(policy.state_dict())
+        frozen.set_training_mode(False)
+        self.kept.append(LivePolicy(_Holder(frozen, model.device)))
+
+    def act_batch(self, obs, mask):
+        if not self.kept:
+            raise RuntimeError("no snapshot taken yet: add() one before playing")
+        obs, mask = np.asarray(obs, np.float32), np.asarray(mask)
+        which = self.rng.integers(len(self.kept), size=len(obs))
+        actions = np.zeros(len(obs), np.int64)
+        for index in np.unique(which):
+            rows = np.flatnonzero(which == index)
+            actions[rows] = self.kept[index].act_batch(obs[rows], mask[rows])
+        return actions
+
+
+class _Holder:
+    """What LivePolicy reads of a model: its policy and device."""
+
+    def __init__(self, policy, device):
+        self.policy, self.device = policy, device
+
+
+def first_snapshots(pool: list, model) -> list[Snapshots]:
+    """The Snapshots in ``pool``, each given ``model``'s policy as its first copy (before the env's first reset
+    deals: the snapshot seats play from the start)."""
+    snapshots = [member for member in pool if isinstance(member, Snapshots)]
+    for member in snapshots:
+        member.add(model)
+    return snapshots
+
+
+def snapshot_callback(snapshots: list[Snapshots], every: int):
+    """An SB3 callback that adds the current policy to every pool in ``snapshots`` where a rollout starts,
+    every ``every`` timesteps (counted from where training starts, where :func:`first_snapshots` took one)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class TakeSnapshots(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.next_snapshot = 0
+
+        def _on_training_start(self) -> None:
+            self.next_snapshot = self.num_timesteps + every
+
+        def _on_rollout_start(self) -> None:
+            if self.num_timesteps >= self.next_snapshot:
+                self.next_snapshot = self.num_timesteps + every
+                for pool in snapshots:
+                    pool.add(self.model)
+
+        def _on_step(self) -> bool:
+            return True
+
+    return TakeSnapshots()
