@@ -247,6 +247,15 @@ def opponent_pool(args: Args, seed: int) -> list:
     return [member(i, name) for i, name in enumerate(args.opponents)]
 
 
+def training_pool(env) -> list:
+    """The opponents' pool of the training env (after a resume, the restored env's own); [] for --vec single."""
+    from snipsnap_env.vec_env import TablesVecEnv
+
+    inner = env.unwrapped  # inside VecNormalize(VecMonitor(...))
+    table = inner.tables[0] if isinstance(inner, TablesVecEnv) else inner  # the tables share one pool
+    return list(getattr(table, "opponents", None) or ())
+
+
 def evaluation_opponents(args: Args) -> list[str]:
     """The agents of the training pool (the learner's copies and snapshots aside); random lead choice if none."""
     return [name for name in args.opponents if name in agents.names()] or ["random"]
@@ -490,8 +499,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
 
     set_torch_threads(args.threads)
     run_dir = folder.path
-    pool = opponent_pool(args, args.seed)
-    env = make_vec_env(args, args.seed, pool)
+    env = make_vec_env(args, args.seed)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
 
@@ -542,9 +550,10 @@ def _train(args: Args, folder: RunFolder) -> Path:
             run_state["point"] = resume_point.capture(model)
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
+            snapshots = first_snapshots(training_pool(model.get_env()), model)  # before the env's first deal
             model.learn(
                 remaining,
-                callback=make_callbacks(args, folder, run_state, first_snapshots(pool, model)),
+                callback=make_callbacks(args, folder, run_state, snapshots),
                 progress_bar=args.progress,
                 reset_num_timesteps=checkpoint is None,
             )
