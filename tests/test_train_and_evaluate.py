@@ -37,7 +37,9 @@ SMOKE = [
 ]
 
 
-@pytest.mark.parametrize("policy", [["mlp"], ["rank_shared", "--rank-head", "8", "16"]])
+@pytest.mark.parametrize(
+    "policy", [["mlp", "--critic", "observation"], ["rank_shared", "--rank-head", "8", "16"]]
+)
 def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, policy):
     final = train_ppo.main(
         SMOKE + ["--total-timesteps", "512", "--runs", str(tmp_path), "--run-name", "smoke", "--policy", *policy]
@@ -95,7 +97,14 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
         (["--eval-deals", "1"], "eval_deals got 1"),
         (["--players", "9"], "num_players got 9"),
         (["--total-timesteps", "-1"], "total_timesteps got -1"),
-        (["--teacher", ""], "nothing to train"),
+        (["--total-timesteps", "0"], "nothing to train"),
+        (["--critic", "value"], "critic got 'value'"),
+        (["--critic-rollouts", "0"], "critic_rollouts got 0"),
+        (["--policy", "mlp"], "critic 'rollouts' needs --policy rank_shared"),
+        (["--ppo-players", "3", "9"], "num_players got 9"),
+        (["--rollout-policy", "ppo"], "rollout_policy got 'ppo'"),
+        (["--snapshot-every", "0"], "snapshot_every got 0"),
+        (["--opponents", "random", "self", "--critic", "state"], "only --critic rollouts"),
         (["--teacher", "mcts:5"], "teacher 'mcts:5'"),
         (["--teacher-players", "2"], "num_players got 2"),
     ],

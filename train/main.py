@@ -1,7 +1,7 @@
 """The main job: train a MaskablePPO agent with the default settings, then measure how much its learned lead
 choice is worth against random lead choice, the scripted heuristics and the search player, on paired deals.
 
-    python -m train.main                      # distillation (about 7 minutes here), then the benchmark tables
+    python -m train.main                      # PPO from scratch over 3..8 players, then the benchmark tables
     python -m train.main --deals 100000       # a tighter closing benchmark
 
 A finished run in ``runs/<run-name>`` is reused and an interrupted one resumed, so nothing is lost. The tables

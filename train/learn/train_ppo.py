@@ -1,18 +1,19 @@
-"""Train a MaskablePPO policy for Snip Snap Snorem: distilled from the search player over every table size
-(``--teacher``, train.distill), then, with ``--total-timesteps`` above 0, PPO for one seat against a pool
-of scripted opponents.
+"""Train a MaskablePPO policy for Snip Snap Snorem: by default PPO from scratch over every table size, with
+advantages from rollouts of the true deal (``--critic rollouts``, train.learn.rollout_critic); optionally
+distilled from the search player first (``--teacher``, train.learn.distill).
 
-By default the run only distils: fine-tuning the distilled policy with PPO lowered its strength (README,
-Results). PPO runs on the batched engine's VecEnv (``--vec batch``; ``--vec single`` uses SB3's DummyVecEnv
-over the gymnasium single-seat env). Writes to ``<runs>/<run-name>/`` (a folder the run owns): TensorBoard
-and CSV logs, checkpoints (and one on a crash, Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``,
-``distill.json``, ``eval.csv`` and ``learning_curve.png``. ``--resume`` continues an interrupted run from
-its newest readable checkpoint; ``--overwrite`` starts over.
+PPO runs on the batched engine's VecEnv (``--vec batch``, ``--num-envs`` games at each ``--ppo-players``
+size; ``--vec single`` uses SB3's DummyVecEnv over the gymnasium single-seat env, at one size). Writes to
+``<runs>/<run-name>/`` (a folder the run owns): TensorBoard and CSV logs, checkpoints (and one on a crash,
+Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, ``eval.csv`` and
+``learning_curve.png``. ``--resume`` continues an interrupted run from its newest readable checkpoint;
+``--overwrite`` starts over.
 
-    python -m train.train_ppo                                  # distillation: about 7 minutes on 2 CPU cores
+    python -m train.train_ppo                                  # PPO from scratch: about 7 minutes on 2 CPU cores
+    python -m train.train_ppo --total-timesteps 3000000 --threads 1 --run-name ppo_scratch  # the shipped ppo_scratch
     python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
-        --teacher-learning-rate 1e-3 --run-name distill_pimc256_rank     # the shipped model (20 minutes)
-    python -m train.train_ppo --teacher "" --players 4 --rules parlett --total-timesteps 2000000 --run-name ppo4
+        --teacher-learning-rate 1e-3 --total-timesteps 0 --run-name distill_pimc256_rank   # the shipped ppo
+    python -m train.train_ppo --players 4 --ppo-players 4 --rules parlett --opponents random self snapshot
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import agents
 from agents.ppo import save_model
 from agents.threads import set_torch_threads
 from snipsnap_env.kernel import POLICIES
-from snipsnap_env.rules import PRESETS, check_num_players
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players
 
 from ..cli import (
     add_dataclass_flags,
@@ -79,22 +80,22 @@ class Args:
     )
     snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=at_least(1))
     total_timesteps: int = arg(
-        0, "PPO steps (learner decisions) after distillation; 0: distillation only", check=at_least(0)
+        600_000, "PPO steps (learner decisions), after distillation if any; 0: distillation only", check=at_least(0)
     )
     seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
-    num_envs: int = arg(256, "games played in parallel", check=at_least(1))
+    num_envs: int = arg(128, "games played in parallel at each PPO table size", check=at_least(1))
     vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
     n_steps: int = arg(32, "steps per game per PPO rollout", check=at_least(1))
     batch_size: int = arg(2048, "PPO minibatch size", check=at_least(2))
-    n_epochs: int = arg(4, "PPO epochs per rollout", check=at_least(1))
-    learning_rate: float = arg(3e-4, "Adam learning rate", check=positive_float)
-    ent_coef: float = arg(0.01, "entropy bonus", check=non_negative_float)
+    n_epochs: int = arg(10, "PPO epochs per rollout", check=at_least(1))
+    learning_rate: float = arg(2e-3, "Adam learning rate", check=positive_float)
+    ent_coef: float = arg(0.0, "entropy bonus", check=non_negative_float)
     gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
     gae_lambda: float = arg(0.95, "GAE lambda", check=fraction)
     vf_coef: float = arg(0.5, "value loss weight", check=non_negative_float)
     clip_range: float = arg(0.2, "PPO clip range", check=positive_float)
     normalize_advantage: bool = arg(True, "normalise advantages per minibatch")
-    teacher: str = arg("pimc:128", "pretrain on a search player's choices first (train.distill); '' for none")
+    teacher: str = arg("", "pretrain on a search player's choices first (train.distill), e.g. pimc:128; '' for none")
     teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=at_least(1))
     teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
@@ -116,7 +117,7 @@ class Args:
         "fine-tune it: its kind and sizes must match --policy and --rank-head; the critic starts fresh",
     )
     critic: str = arg(
-        "observation",
+        "rollouts",
         "where PPO's advantages come from: 'observation' (GAE, a value network reading what the learner sees), "
         "'state' (GAE, a value network that also reads every hidden hand, snipsnap_env.state) or 'rollouts' "
         "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
@@ -127,7 +128,7 @@ class Args:
         "most_copies", "--critic rollouts: the learner's later leads in the rollouts (a kernel policy)"
     )
     ppo_players: tuple[int, ...] = arg(
-        (), "table sizes PPO trains at, --num-envs games at each (default: --players; evaluation: at --players)"
+        (3, 4, 5, 6, 7, 8), "table sizes PPO trains at, --num-envs games at each (the evaluation plays at --players)"
     )
     net_arch: tuple[int, ...] = arg(
         (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
@@ -135,9 +136,9 @@ class Args:
     rank_head: tuple[int, ...] = arg(
         (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer", check=at_least(1)
     )
-    eval_every: int = arg(300_000, "timesteps between paired evaluations against random lead choice", check=at_least(1))
+    eval_every: int = arg(150_000, "timesteps between paired evaluations against random lead choice", check=at_least(1))
     eval_deals: int = arg(20_000, "paired deals per evaluation", check=at_least(2))
-    checkpoint_every: int = arg(300_000, "timesteps between checkpoints", check=at_least(1))
+    checkpoint_every: int = arg(150_000, "timesteps between checkpoints", check=at_least(1))
     out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
     run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
     resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
@@ -198,9 +199,11 @@ class Args:
         if self.init_from:
             self._check_init_from()
         if not self.run_name:  # what the run learns from, the rules, the PPO table if any, the seed
-            source = self.teacher.replace(":", "") if self.teacher else "ppo"
-            table = f"_{self.num_players}p" if self.total_timesteps else ""
-            self.run_name = f"{source}_{self.rules}{table}_s{self.seed}"
+            sources = ([self.teacher.replace(":", "")] if self.teacher else []) + ["ppo"] * bool(self.total_timesteps)
+            tables = ppo_tables(self)
+            every_size = self.total_timesteps == 0 or tables == list(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+            table = "" if every_size else f"_{'+'.join(map(str, tables))}p"
+            self.run_name = f"{'_'.join(sources)}_{self.rules}{table}_s{self.seed}"
         check_folder_name(self.run_name)
 
     def _check_init_from(self) -> None:
@@ -305,7 +308,7 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
 
 
 def ppo_tables(args: Args) -> list[int]:
-    """The table sizes PPO trains at."""
+    """The table sizes PPO trains at (--players when --ppo-players is given empty)."""
     return list(args.ppo_players or (args.num_players,))
 
 

@@ -5,8 +5,11 @@ PettingZoo's ``connect_four_v3`` is measured in the same run as the reference; t
 legal action drawn with ``rng.choice(np.flatnonzero(mask))``, ``step()``, a reset per game — in interleaved
 rounds, reporting the median and range of each env's turns/s.
 
+It then times one decision of each agent in ``--agents``: ``policy(obs)`` on single AEC observations (what
+a seat costs in the AEC loop) and ``act_batch`` on a batch of 1,024, per decision, at 6-player leads.
+
     python -m train.bench_aec                         # 7 rounds of 13 envs × 1 s: about 100 s
-    python -m train.bench_aec --rounds 3 --seconds 0.5
+    python -m train.bench_aec --rounds 3 --seconds 0.5 --agents most_copies ppo
 """
 
 from __future__ import annotations
@@ -120,12 +123,55 @@ def frame_times(player_counts, frames: int = 50) -> dict:
     return times
 
 
+DECISION_AGENTS = ["random", "most_copies", "control", "pimc:128", "ppo", "ppo_scratch"]
+
+
+def numba_threads() -> int:
+    import numba
+
+    return numba.get_num_threads()
+
+
+def decision_times(names, seconds: float, num_players: int = 6) -> dict:
+    """Microseconds per decision of each agent at ``num_players``-player leads: one AEC observation at a time
+    (``policy(obs)``, the median over calls) and in a batch of 1,024 (``act_batch``)."""
+    from snipsnap_env.batch import BatchEnv
+
+    from ..measure.evaluate import make_candidate
+
+    obs, mask = BatchEnv(1024, num_players, seed=0).reset()
+    results = {}
+    for name in names:
+        try:
+            policy = make_candidate(name, seed=0)
+        except (ModuleNotFoundError, FileNotFoundError) as missing:
+            print(f"{name:>12}: skipped ({missing})")
+            continue
+        policy.act_batch(obs[:8], mask[:8])  # compile and warm up
+        single, i, end = [], 0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            row = {"observation": obs[i % len(obs)], "action_mask": mask[i % len(obs)]}
+            start = time.perf_counter()
+            policy(row)
+            single.append(time.perf_counter() - start)
+            i += 1
+        start, batches = time.perf_counter(), 0
+        while batches == 0 or time.perf_counter() - start < seconds:
+            policy.act_batch(obs, mask)
+            batches += 1
+        batch_us = (time.perf_counter() - start) / (batches * len(obs)) * 1e6
+        results[name] = {"act_us": float(np.median(single) * 1e6), "act_batch_us_per_decision": batch_us}
+        print(f"{name:>12}: act {results[name]['act_us']:9.1f} us   act_batch {batch_us:8.2f} us per decision")
+    return results
+
+
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
     job = new_parser(__doc__)
     job.add_argument("--seconds", type=positive_float, default=1.0, help="time spent on each measurement")
     job.add_argument("--rounds", type=at_least(1), default=7, help="interleaved rounds; the median is reported")
     job.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    job.add_argument("--agents", nargs="*", default=DECISION_AGENTS, help="agents whose decisions are timed")
     return job
 
 
@@ -138,6 +184,8 @@ def main(argv=None) -> dict:
     results["wrapped_6p_vs_connect_four"] = ratio
     print(f"\nwrapped 6-player env / connect_four_v3, median turns/s: {ratio:.2f}x (target >= 2x)")
     results["rgb_array_ms_per_frame"] = frame_times(range(3, 9))
+    print(f"\none decision at 6-player leads ({numba_threads()} numba threads; the learned agents run in numpy):")
+    results["decision_us"] = decision_times(args.agents, args.seconds)
     return save_json(results, args.json, "bench_aec", command_line(argv))
 
 
