@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
+import numba
+
 import agents
 from snipsnap_env.batch import BatchEnv, play_deals
 
@@ -46,33 +48,26 @@ def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0)
     return {"deals_per_s": deals / elapsed, "decisions_per_s": decisions / elapsed}
 
 
-def ppo_fps(vec: str, seconds_budget_steps: int, num_envs: int, n_steps: int, batch_size: int) -> float:
-    """Timesteps/s of MaskablePPO learning for ``seconds_budget_steps`` steps on the given VecEnv kind."""
+def ppo_fps(vec: str, steps: int, num_envs: int, n_steps: int, batch_size: int, critic: str = "observation") -> float:
+    """Timesteps/s of MaskablePPO learning ``steps`` steps at 6 players on the given VecEnv kind; ``critic``
+    'rollouts' is the default training's (train_ppo's model and settings), 'observation' SB3's MLP and GAE."""
     import tempfile
 
     import torch
-    from sb3_contrib import MaskablePPO
 
-    from ..learn.train_ppo import Args, make_vec_env
+    from ..learn.train_ppo import Args, make_vec_env, new_model
 
     torch.set_num_threads(2)
-    args = Args(vec=vec, num_envs=num_envs, n_steps=n_steps, batch_size=batch_size, out_dir=tempfile.mkdtemp())
-    env = make_vec_env(args, seed=0)
-    model = MaskablePPO(
-        "MlpPolicy",
-        env,
-        n_steps=n_steps,
-        batch_size=batch_size,
-        n_epochs=4,
-        gamma=1.0,
-        policy_kwargs={"net_arch": [128, 128]},
-        seed=0,
-        device="cpu",
-    )
+    policy = "rank_shared" if critic == "rollouts" else "mlp"
+    args = Args(
+        vec=vec, num_envs=num_envs, n_steps=n_steps, batch_size=batch_size, critic=critic, ppo_players=(6,),
+        policy=policy, net_arch=(128, 128), n_epochs=4, out_dir=tempfile.mkdtemp(),
+    )  # fmt: skip
+    model = new_model(args, make_vec_env(args, seed=0))
     model.learn(num_envs * n_steps)  # warm up (compilation, first rollout)
     start = time.perf_counter()
-    model.learn(seconds_budget_steps, reset_num_timesteps=False)
-    return seconds_budget_steps / (time.perf_counter() - start)
+    model.learn(steps, reset_num_timesteps=False)
+    return steps / (time.perf_counter() - start)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -91,9 +86,16 @@ def main(argv=None) -> dict:
     args = job.parse_args(argv)
     results: dict = {"kernel": {}, "batch": {}, "aec": {}, "ppo_fps": {}}
 
+    threads = numba.get_num_threads()
     results["kernel"] = kernel_speed(args.players, args.seconds * 2)
+    numba.set_num_threads(1)  # per core: comparable across machines (and with ../shared/bench/limit.py)
+    try:
+        results["kernel"]["deals_per_s_one_thread"] = kernel_speed(args.players, args.seconds * 2)["deals_per_s"]
+    finally:
+        numba.set_num_threads(threads)
     print(f"play_deals, {args.players} players, random leads, all in the kernel: ", end="")
-    print(f"{results['kernel']['deals_per_s']:,.0f} deals/s")
+    print(f"{results['kernel']['deals_per_s']:,.0f} deals/s on {threads} threads, ", end="")
+    print(f"{results['kernel']['deals_per_s_one_thread']:,.0f} on one")
 
     print(f"\nBatchEnv, {args.players} players, random legal leads chosen in Python between steps")
     print(f"{'batch':>8}{'deals/s':>14}{'decisions/s':>14}")
@@ -108,9 +110,13 @@ def main(argv=None) -> dict:
     print("\nMaskablePPO training fps (timesteps = learner decisions), 6 players, random opponents")
     single = ppo_fps("single", args.ppo_steps // 8, num_envs=1, n_steps=2048, batch_size=256)
     batched = ppo_fps("batch", args.ppo_steps, num_envs=256, n_steps=32, batch_size=2048)
-    results["ppo_fps"] = {"single_env": single, "batch_vec_env": batched, "speedup": batched / single}
+    rollouts = ppo_fps("batch", args.ppo_steps, num_envs=256, n_steps=32, batch_size=2048, critic="rollouts")
+    results["ppo_fps"] = {
+        "single_env": single, "batch_vec_env": batched, "speedup": batched / single, "rollout_critic": rollouts
+    }  # fmt: skip
     print(f"single-seat env (DummyVecEnv, 1 env): {single:,.0f} fps")
     print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
+    print(f"same, rollout critic (32 per lead):   {rollouts:,.0f} fps  (train_ppo's default training)")
     return save_json(results, args.json, "bench_batch", command_line(argv))
 
 
