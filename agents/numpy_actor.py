@@ -79,9 +79,14 @@ class NumpyActor:
         table = np.concatenate([obs[:, _CONTEXT_START:OBS_DIM], histogram / NUM_RANKS], axis=1)
         context = _tanh_stack(table, self.context)  # (B, C)
         row = context @ self.first_context + self.first_bias  # (B, H)
-        hidden = np.tanh(obs[:, self.rank_columns] @ self.first_rank + row[:, None, :])  # (B, 13, H)
+        features = obs[:, self.rank_columns]  # (B, 13, 4)
+        hidden = np.tanh(features @ self.first_rank + row[:, None, :])  # (B, 13, H)
         weight, bias = self.score
         ranks = (_tanh_stack(hidden, self.hidden) @ weight + bias)[..., 0]  # (B, 13)
+        # ranks with the same features get exactly the first one's logit (a batched product may round two equal
+        # rows differently), so a tie stays a tie and the greedy choice the lowest such rank, as in torch
+        first_same = (features[:, :, None, :] == features[:, None, :, :]).all(axis=-1).argmax(axis=2)
+        ranks = np.take_along_axis(ranks, first_same, axis=1)
         weight, bias = self.pass_logit
         return np.concatenate([ranks, context @ weight + bias], axis=1)
 

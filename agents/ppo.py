@@ -21,6 +21,7 @@ from .base import Policy, check_masks
 from .model_file import is_policy_file, load_policy, save_policy
 from .numpy_actor import NumpyActor
 
+_ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
@@ -147,10 +148,33 @@ class PPOPolicy(Policy):
         no torch call, compiled loops for a few rows): what a greedy decision needs, in tens of microseconds."""
         return self._actor.logits(obs)
 
+    def torch_logits(self, obs: np.ndarray) -> np.ndarray:
+        """(B, 14) the same logits from the torch network (one plain forward under ``inference_mode``)."""
+        import torch
+
+        network = self.network
+        with torch.inference_mode():
+            x = torch.as_tensor(np.asarray(obs, np.float32), device=network.device)
+            latent = network.mlp_extractor.forward_actor(network.extract_features(x, network.pi_features_extractor))
+            return network.action_net(latent).cpu().numpy()
+
+    def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The legal action with the highest logit (the masked softmax's argmax; the lowest of tied ranks): from
+        the numpy twin, and from torch for the rare rows whose two best logits differ by less than float32
+        rounding, so the choice is always the torch network's own."""
+        legal = check_masks(mask)
+        logits = np.where(legal, self.logits(obs), -np.inf)
+        top_two = np.sort(logits, axis=1)[:, -2:]
+        gap = top_two[:, 1] - top_two[:, 0]
+        close = np.flatnonzero((gap > 0) & (gap < _ROUNDING))  # an exact tie is one in torch too: equal features
+        if close.size:
+            logits[close] = np.where(legal[close], self.torch_logits(np.asarray(obs)[close]), -np.inf)
+        return logits.argmax(axis=1)
+
     def act_batch(self, obs, mask):
         self._warn_on_other_tables(obs)
-        if self.deterministic:  # the legal action with the highest logit: the masked softmax's argmax
-            return np.where(check_masks(mask), self.logits(obs), -np.inf).argmax(axis=1)
+        if self.deterministic:
+            return self.greedy(obs, mask)
         probs = self.probabilities(obs, mask)
         # sample with the policy's own generator, never torch's global one
         draws = self.rng.random((len(probs), 1))
