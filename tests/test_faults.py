@@ -23,7 +23,20 @@ from train.run_folder import RunFolderBusy, checkpoints  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.training
 
-FAST = ["--players", "3", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "100000"]
+FAST = [
+    "--players",
+    "3",
+    "--ppo-players",
+    "3",
+    "--num-envs",
+    "16",
+    "--n-steps",
+    "16",
+    "--batch-size",
+    "64",
+    "--eval-every",
+    "100000",
+]
 FAST += ["--eval-deals", "200", "--checkpoint-every", "256", "--no-progress", "--threads", "1", "--teacher", ""]
 
 
@@ -222,7 +235,7 @@ def run_killed_at(point: str, at: int, signal_name: str, argv: list[str]) -> sub
 
 
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
-@pytest.mark.parametrize("point, at", [("rollout", 900), ("update", 37)])
+@pytest.mark.parametrize("point, at", [("rollout", 900), ("update", 97)])  # 40 optimizer steps an update
 def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path, signal_name, point, at):
     """The uninterrupted run and the first part of the killed one run in fresh processes, the resume in this
     one, where compiled kernels have already run: every process must do the same arithmetic (this caught

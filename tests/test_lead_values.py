@@ -135,7 +135,7 @@ def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
     from train.learn.train_ppo import Args
 
     with pytest.raises(ValueError, match="only --critic rollouts"):
-        Args(teacher="", total_timesteps=10, opponents=("random", "self"))
+        Args(total_timesteps=10, opponents=("random", "self"), critic="observation")
     with pytest.raises(ValueError, match="unknown opponent 'selfie'"):
         Args(teacher="", total_timesteps=10, opponents=("selfie",))
     with pytest.raises(ValueError, match="rollout_policy got 'pimc'"):
@@ -153,7 +153,18 @@ def test_ppo_with_the_rollout_critic_learns_to_beat_most_copies_from_scratch(tmp
     from train.paired import PairedDeals, mean_ci, play_paired
 
     final = train_ppo.main(
-        ["--players", "3", "--ppo-players", "3", "--num-envs", "64", "--total-timesteps", "50000"]
+        [
+            "--players",
+            "3",
+            "--ppo-players",
+            "3",
+            "--num-envs",
+            "64",
+            "--total-timesteps",
+            "50000",
+            "--batch-size",
+            "512",
+        ]
         + ["--eval-every", "1000000", "--eval-deals", "200", "--threads", "1", "--no-progress"]
         + ["--runs", str(tmp_path), "--run-name", "learns"]
     )

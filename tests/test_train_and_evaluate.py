@@ -17,6 +17,8 @@ from train import evaluate, paired, train_ppo  # noqa: E402
 SMOKE = [
     "--players",
     "4",
+    "--ppo-players",
+    "4",
     "--num-envs",
     "16",
     "--n-steps",
@@ -37,9 +39,7 @@ SMOKE = [
 ]
 
 
-@pytest.mark.parametrize(
-    "policy", [["mlp", "--critic", "observation"], ["rank_shared", "--rank-head", "8", "16"]]
-)
+@pytest.mark.parametrize("policy", [["mlp", "--critic", "observation"], ["rank_shared", "--rank-head", "8", "16"]])
 def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, policy):
     final = train_ppo.main(
         SMOKE + ["--total-timesteps", "512", "--runs", str(tmp_path), "--run-name", "smoke", "--policy", *policy]

@@ -242,7 +242,8 @@ def test_a_resume_skips_a_checkpoint_the_run_did_not_write_and_never_unpickles_i
     from train.learn import resume_point
     from train.run_folder import checkpoints
 
-    argv = ["--players", "3", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64", "--eval-every", "256"]
+    argv = ["--players", "3", "--ppo-players", "3", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64"]
+    argv += ["--eval-every", "256"]
     argv += ["--eval-deals", "50", "--checkpoint-every", "256", "--no-progress", "--threads", "1", "--teacher", ""]
     argv += ["--runs", str(tmp_path), "--run-name", "r"]
     train_ppo.main(argv + ["--total-timesteps", "1024"])

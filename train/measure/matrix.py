@@ -113,6 +113,8 @@ def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
         num_players=cell.players,
         rules=cell.rules,
         opponents=tuple(cell.pool),
+        teacher="pimc:128",  # distillation only: a cell's policy fitted to the search player at that table
+        total_timesteps=0,
         teacher_opponents=tuple(cell.pool),
         seed=settings.seed,
         teacher_players=(cell.players,),
