@@ -41,11 +41,12 @@ class Policy:
 
 def check_masks(mask: np.ndarray) -> np.ndarray:
     """``mask`` as a bool array of shape (B, 14), with a clear error for a row with no legal action."""
-    mask = np.asarray(mask).astype(bool)
+    mask = np.asarray(mask, dtype=bool)
     if mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
         raise ValueError(f"action masks must have shape (batch, {NUM_ACTIONS}), got {mask.shape}")
-    empty = np.flatnonzero(~mask.any(axis=1))
-    if empty.size:
+    playable = mask.any(axis=1)
+    if not playable.all():
+        empty = np.flatnonzero(~playable)
         raise ValueError(f"rows {empty[:10].tolist()} of the action mask allow no action; nobody is to act there")
     return mask
 

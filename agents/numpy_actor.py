@@ -91,6 +91,16 @@ class NumpyActor:
         return np.concatenate([ranks, context @ weight + bias], axis=1)
 
 
+@numba.njit(cache=True, nogil=True, fastmath=True, inline="always")
+def _affine(x, weight, bias, out):
+    """out = x @ weight + bias, walking weight row by row (contiguous, so the inner loop vectorises)."""
+    out[:] = bias
+    for i in range(weight.shape[0]):
+        xi = x[i]
+        for o in range(weight.shape[1]):
+            out[o] += xi * weight[i, o]
+
+
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _rank_shared_rows(
     obs,
@@ -111,12 +121,13 @@ def _rank_shared_rows(
 ):
     """The rank-shared head's logits, row by row in compiled loops (fast for the few rows of one decision)."""
     rows, obs_dim = obs.shape[0], ctx_w.shape[0] - (CARDS_PER_RANK + 1) + context_start
-    width, hidden = ctx_w.shape[1], first_bias.shape[0]
+    features = rank_columns.shape[1]
     table = np.empty(ctx_w.shape[0], np.float32)
-    context = np.empty(width, np.float32)
-    row_part = np.empty(hidden, np.float32)
-    h1 = np.empty(hidden, np.float32)
-    h2 = np.empty(hidden, np.float32)
+    context = np.empty(ctx_w.shape[1], np.float32)
+    row_part = np.empty(first_bias.shape[0], np.float32)
+    rank = np.empty(features, np.float32)
+    h1 = np.empty(first_bias.shape[0], np.float32)
+    h2 = np.empty(hidden_w.shape[1], np.float32)
     for b in range(rows):
         k = 0
         for j in range(context_start, obs_dim):
@@ -127,21 +138,15 @@ def _rank_shared_rows(
         for r in range(NUM_RANKS):
             copies = int(np.rint(obs[b, rank_columns[r, 0]] * CARDS_PER_RANK))
             table[k + min(max(copies, 0), CARDS_PER_RANK)] += 1.0 / NUM_RANKS
-        for o in range(width):
-            acc = ctx_b[o]
-            for i in range(table.shape[0]):
-                acc += table[i] * ctx_w[i, o]
-            context[o] = np.tanh(acc)
-        for o in range(hidden):
-            acc = first_bias[o]
-            for i in range(width):
-                acc += context[i] * first_context[i, o]
-            row_part[o] = acc
+        _affine(table, ctx_w, ctx_b, context)
+        for o in range(context.shape[0]):
+            context[o] = np.tanh(context[o])
+        _affine(context, first_context, first_bias, row_part)
         for r in range(NUM_RANKS):
             same = -1  # ranks with the same features have the same logit: most of a hand's ranks at a lead
             for q in range(r):
                 equal = True
-                for f in range(rank_columns.shape[1]):
+                for f in range(features):
                     if obs[b, rank_columns[q, f]] != obs[b, rank_columns[r, f]]:
                         equal = False
                         break
@@ -151,21 +156,40 @@ def _rank_shared_rows(
             if same >= 0:
                 out[b, r] = out[b, same]
                 continue
-            for o in range(hidden):
-                acc = row_part[o]
-                for f in range(rank_columns.shape[1]):
-                    acc += obs[b, rank_columns[r, f]] * first_rank[f, o]
-                h1[o] = np.tanh(acc)
-            for o in range(hidden_w.shape[1]):
-                acc = hidden_b[o]
-                for i in range(hidden):
-                    acc += h1[i] * hidden_w[i, o]
-                h2[o] = np.tanh(acc)
+            for f in range(features):
+                rank[f] = obs[b, rank_columns[r, f]]
+            _affine(rank, first_rank, row_part, h1)
+            for o in range(h1.shape[0]):
+                h1[o] = np.tanh(h1[o])
+            _affine(h1, hidden_w, hidden_b, h2)
             acc = score_b[0]
-            for i in range(hidden_w.shape[1]):
-                acc += h2[i] * score_w[i, 0]
+            for i in range(h2.shape[0]):
+                acc += np.tanh(h2[i]) * score_w[i, 0]
             out[b, r] = acc
         acc = pass_b[0]
-        for i in range(width):
+        for i in range(context.shape[0]):
             acc += context[i] * pass_w[i, 0]
         out[b, NUM_RANKS] = acc
+
+
+@numba.njit(cache=True, nogil=True)
+def greedy_rows(logits, legal, rounding):
+    """Per row, the legal action with the highest logit (the lowest of equal ones), and whether the runner-up
+    is within ``rounding`` of it without being equal (a near-tie another float32 sum order could flip)."""
+    actions = np.empty(logits.shape[0], np.int64)
+    close = np.zeros(logits.shape[0], np.bool_)
+    for b in range(logits.shape[0]):
+        best, second = -1, -np.inf
+        for a in range(logits.shape[1]):
+            if not legal[b, a]:
+                continue
+            if best < 0 or logits[b, a] > logits[b, best]:
+                if best >= 0:
+                    second = logits[b, best]
+                best = a
+            elif logits[b, a] > second:
+                second = logits[b, a]
+        actions[b] = best
+        gap = logits[b, best] - second
+        close[b] = 0 < gap < rounding
+    return actions, close

@@ -15,12 +15,13 @@ import numpy as np
 
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.observation import LAYOUT, OBS_DIM, SLICES
-from snipsnap_env.rules import MIN_PLAYERS
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .base import Policy, check_masks
 from .model_file import is_policy_file, load_policy, save_policy
-from .numpy_actor import NumpyActor
+from .numpy_actor import NumpyActor, greedy_rows
 
+_EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 _ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
@@ -161,15 +162,15 @@ class PPOPolicy(Policy):
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The legal action with the highest logit (the masked softmax's argmax; the lowest of tied ranks): from
         the numpy twin, and from torch for the rare rows whose two best logits differ by less than float32
-        rounding, so the choice is always the torch network's own."""
+        rounding, so the choice is the torch network's own. Ranks with equal features count as tied (torch may
+        round their logits a few ulps apart), and the lowest of them is played."""
         legal = check_masks(mask)
-        logits = np.where(legal, self.logits(obs), -np.inf)
-        top_two = np.sort(logits, axis=1)[:, -2:]
-        gap = top_two[:, 1] - top_two[:, 0]
-        close = np.flatnonzero((gap > 0) & (gap < _ROUNDING))  # an exact tie is one in torch too: equal features
-        if close.size:
-            logits[close] = np.where(legal[close], self.torch_logits(np.asarray(obs)[close]), -np.inf)
-        return logits.argmax(axis=1)
+        actions, close = greedy_rows(self.logits(obs), legal, _ROUNDING)
+        if close.any():  # an exact tie is one in torch too (equal features): only near-ties go to torch
+            rows = np.flatnonzero(close)
+            logits = np.where(legal[rows], self.torch_logits(np.asarray(obs)[rows]), -np.inf)
+            actions[rows] = logits.argmax(axis=1)
+        return actions
 
     def act_batch(self, obs, mask):
         self._warn_on_other_tables(obs)
@@ -186,7 +187,7 @@ class PPOPolicy(Policy):
     def _warn_on_other_tables(self, obs) -> None:
         """Say once per table size when the model plays a table it was not trained for."""
         trained = self.trained_on.get("players")
-        if not trained:
+        if not trained or set(trained) >= _EVERY_TABLE:  # nothing to say (and no per-decision cost)
             return
         sizes = MIN_PLAYERS + np.asarray(obs)[:, SLICES["num_players"]].argmax(axis=1)
         for n in set(sizes.tolist()) - set(trained) - self._warned_tables:

@@ -49,3 +49,30 @@ def test_an_mlp_actor_in_numpy_gives_torchs_logits():
     network = MaskableActorCriticPolicy(spaces.Box(LOW, HIGH), spaces.Discrete(14), lambda _: 1e-3, net_arch=[32, 16])
     obs, _ = positions(5, 64, seed=1)
     np.testing.assert_allclose(NumpyActor(network).logits(obs), torch_logits(network, obs), atol=2e-5)
+
+
+def test_greedy_rows_picks_the_lowest_of_equal_best_legal_logits_and_flags_near_ties():
+    from agents.numpy_actor import greedy_rows
+
+    logits = np.array([[1.0, 3.0, 3.0, 5.0], [2.0, 2.0 + 5e-5, 0.0, 9.0], [0.5, 0.5, 0.1, 0.0]], np.float32)
+    legal = np.array([[True, True, True, False], [True, True, True, False], [False, True, True, True]])
+    actions, close = greedy_rows(logits, legal, 1e-4)
+    assert actions.tolist() == [1, 1, 1]  # 5.0 and 9.0 are illegal; ties go to the lowest action
+    assert close.tolist() == [False, True, False]  # an exact tie is no near-tie
+
+
+def test_the_shipped_models_greedy_choice_is_torchs_where_ranks_differ():
+    # torch may round two ranks with equal features (equal by construction) a few ulps apart, even in one row;
+    # the twin keeps them equal and takes the lower rank. Every other choice is torch's own, near-ties included.
+    policy = agents.make("ppo")
+    columns = policy._actor.rank_columns
+    for n in (3, 6, 8):
+        obs, mask = positions(n, 150, seed=10 + n)
+        logits = np.concatenate([torch_logits(policy.network, o[None]) for o in obs])
+        features = obs[:, columns]  # (B, 13, 4)
+        first_same = (features[:, :, None] == features[:, None]).all(axis=-1).argmax(axis=2)
+        logits[:, :13] = np.take_along_axis(logits[:, :13], first_same, axis=1)
+        expected = np.where(mask > 0, logits, -np.inf).argmax(axis=1)
+        np.testing.assert_array_equal(policy.greedy(obs, mask), expected)
+        single = [policy({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)]
+        np.testing.assert_array_equal(single, expected)
