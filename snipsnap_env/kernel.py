@@ -114,6 +114,9 @@ _OBS_AT = np.array(
 _SCALE = SCALE.astype(np.float64)
 
 jit = numba.njit(cache=True, nogil=True)
+# small helpers of the hot loops are inlined in numba's IR: a call with array arguments otherwise costs a
+# reference-count update per array (atomic), which dominated the per-turn cost
+inline = numba.njit(cache=True, nogil=True, inline="always")
 
 
 # ---- randomness ------------------------------------------------------------------------------------------
@@ -122,18 +125,25 @@ def seed_streams(seed, count: int) -> np.ndarray:
     return np.random.SeedSequence(seed).generate_state(max(count, 1), np.uint64)[:count].copy()
 
 
-@jit
-def uniform(rng):
-    """The next float in [0, 1) of the splitmix64 stream held in ``rng[0]``."""
-    rng[0] += np.uint64(0x9E3779B97F4A7C15)
-    z = rng[0]
+@inline
+def _splitmix(state):
+    """splitmix64: the advanced state and the next float in [0, 1) it gives."""
+    state += np.uint64(0x9E3779B97F4A7C15)
+    z = state
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return state, (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@jit
+@inline
+def uniform(rng):
+    """The next float in [0, 1) of the splitmix64 stream held in ``rng[0]``."""
+    rng[0], draw = _splitmix(rng[0])
+    return draw
+
+
+@inline
 def clear_lead_record(public):
     """No set led yet this deal."""
     public[SET_LEADER], public[LEADER_CARDS] = -1, 0
@@ -158,7 +168,7 @@ def new_game(num_players):
 
 
 # ---- the deal --------------------------------------------------------------------------------------------
-@jit
+@inline
 def first_to_lead(holding, dealer, rules):
     """The dealer's left, or with opening six the first holder of a 6 from the dealer's left (§2.5)."""
     n = holding.shape[0]
@@ -169,7 +179,7 @@ def first_to_lead(holding, dealer, rules):
     return seat
 
 
-@jit
+@inline
 def start_deal(holding, hand_size, played, public, deal_score, dealer, rules):
     """Begin a deal whose ``holding`` is dealt: hand sizes, the first leader, the ante (Bicycle rules)."""
     n = holding.shape[0]
@@ -202,19 +212,26 @@ def start_deal(holding, hand_size, played, public, deal_score, dealer, rules):
 def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules, pack):
     """Draw a dealer, shuffle (Fisher–Yates), deal one card at a time from the dealer's left, start the deal.
 
-    Draws from the deal's stream ``rng[:1]``; ``pack`` is scratch space for 52 cards (no allocation per deal).
+    Draws from the deal's stream ``rng[:1]`` (the draws of :func:`uniform`, with the state in a local, which the
+    compiler keeps in a register); ``pack`` is scratch space for 52 cards (no allocation per deal). Only
+    ranks matter to a hand, so the pack holds each card's rank.
     """
     n = holding.shape[0]
-    rng = rng[:1]
-    dealer = int(uniform(rng) * n)
+    state = rng[0]
+    state, draw = _splitmix(state)
+    dealer = int(draw * n)
     for card in range(NUM_CARDS):
-        pack[card] = card
+        pack[card] = card % NUM_RANKS
     for position in range(NUM_CARDS - 1, 0, -1):
-        other = int(uniform(rng) * (position + 1))
+        state, draw = _splitmix(state)
+        other = int(draw * (position + 1))
         pack[position], pack[other] = pack[other], pack[position]
+    rng[0] = state
     holding[:, :] = 0
+    seat = dealer
     for position in range(NUM_CARDS):
-        holding[(dealer + 1 + position) % n, pack[position] % NUM_RANKS] += 1
+        seat = seat + 1 if seat + 1 < n else 0
+        holding[seat, pack[position]] += 1
     start_deal(holding, hand_size, played, public, deal_score, dealer, rules)
 
 
@@ -228,7 +245,7 @@ def deal_given(holding, hand_size, played, public, deal_score, owners, dealer, r
 
 
 # ---- legality: which ranks may be led --------------------------------------------------------------------
-@jit
+@inline
 def opening_rank(played, rules):
     """The rank the next lead must be (a 6 before any card of an opening-six deal is played), else -1."""
     if rules[OPENING] != OPENING_SIX:
@@ -239,13 +256,13 @@ def opening_rank(played, rules):
     return SIX
 
 
-@jit
+@inline
 def may_lead(holding, seat, rank, forced):
     """``seat`` may lead ``rank``: held, and the opening rank if one is ``forced`` (≥ 0)."""
     return holding[seat, rank] > 0 and (forced < 0 or rank == forced)
 
 
-@jit
+@inline
 def only_lead(holding, played, seat, rules):
     """The rank of a forced lead (exactly one legal), else -1: a real choice."""
     forced = opening_rank(played, rules)
@@ -309,18 +326,8 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
             leader = -1
         if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
             public[WINNER] = seat
-            if chips:  # the winner takes the pot, and per card left in every other hand (§3.13)
-                for other in range(n):
-                    if other != seat:
-                        owed = rules[SETTLE_PER_CARD] * hand_size[other]
-                        deal_score[other] -= owed
-                        pot += owed
-                deal_score[seat] += pot
-                pot = 0
-            else:
-                for other in range(n):
-                    deal_score[other] = -1.0 / (n - 1)
-                deal_score[seat] = 1.0
+            settle(deal_score, hand_size, seat, pot, rules)
+            pot = 0
         elif played[rank] == CARDS_PER_RANK:  # set closed: its last player leads next
             rank, to_act = NO_RANK, seat
         else:
@@ -330,32 +337,49 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
     public[SET_LEADER], public[LEADER_CARDS] = leader, leader_cards
 
 
-@jit
-def choose_lead(holding, played, seat, policy, rng, rules):
-    """A scripted policy's lead (``POLICIES``); ties are broken uniformly at random."""
+@inline
+def choose_lead(holding, played, seat, policy, rng, stream, rules):
+    """The lead of ``seat``: the only legal rank without a draw, else its scripted policy's (``POLICIES``), ties
+    broken uniformly at random, the draws from ``rng[stream]``.
+
+    Each scan over the hand is a plain loop the compiler vectorises: one general scan that also tracked the
+    legal ranks as bits cost a third of a whole rollout's time.
+    """
     forced = opening_rank(played, rules)
+    if forced >= 0:  # only the opening rank is legal
+        return forced if holding[seat, forced] > 0 else -1
+    count = 0
+    for r in range(NUM_RANKS):
+        count += holding[seat, r] > 0
+    if count <= 1:
+        for r in range(NUM_RANKS):
+            if holding[seat, r] > 0:
+                return r
+        return -1
     if policy == RANDOM or policy == RANDOM_CARD:
-        total = 0
+        cards = 0
+        if policy == RANDOM_CARD:
+            for r in range(NUM_RANKS):
+                cards += holding[seat, r]
+        rng[stream], draw = _splitmix(rng[stream])
+        k = int(draw * (count if policy == RANDOM else cards))
         for r in range(NUM_RANKS):
-            if may_lead(holding, seat, r, forced):
-                total += holding[seat, r] if policy == RANDOM_CARD else 1
-        k = int(uniform(rng) * total)
-        for r in range(NUM_RANKS):
-            if may_lead(holding, seat, r, forced):
-                k -= holding[seat, r] if policy == RANDOM_CARD else 1
+            if holding[seat, r] > 0:
+                k -= 1 if policy == RANDOM else holding[seat, r]
                 if k < 0:
                     return r
         return -1
     best, best_score, ties = -1, 0, 0
     sign = 1 if policy == MOST_COPIES else -1
     for r in range(NUM_RANKS):
-        if may_lead(holding, seat, r, forced):
+        if holding[seat, r] > 0:
             score = sign * holding[seat, r]
             if best < 0 or score > best_score:
                 best, best_score, ties = r, score, 1
             elif score == best_score:  # reservoir sampling: each tied rank equally likely
                 ties += 1
-                if uniform(rng) * ties < 1.0:
+                rng[stream], draw = _splitmix(rng[stream])
+                if draw * ties < 1.0:
                     best = r
     return best
 
@@ -363,12 +387,83 @@ def choose_lead(holding, played, seat, policy, rng, rules):
 @jit
 def play_out(holding, hand_size, played, public, deal_score, policies, rng, rules):
     """Play the deal to its end, each seat's real choices made by its scripted policy ``policies[seat]`` with
-    the seat's own stream ``rng[1 + seat]`` (so one seat's choices never shift another's random draws)."""
-    play_until_choice(holding, hand_size, played, public, deal_score, -1, rules)
-    while public[WINNER] < 0:
-        seat = public[TO_ACT]
-        lead = choose_lead(holding, played, seat, policies[seat], rng[1 + seat : 2 + seat], rules)
-        play_until_choice(holding, hand_size, played, public, deal_score, lead, rules)
+    the seat's own stream ``rng[1 + seat]`` (so one seat's choices never shift another's random draws).
+
+    The whole-deal path of evaluation and search rollouts, so written for speed: after the open set (if any),
+    each set runs from its lead to its close in one loop over locals, and the lead record — which only an
+    observation reads, and nobody observes a finished deal's leads — is not kept. The rules are those of
+    :func:`play_until_choice`; parity tests hold the two to the engine.
+    """
+    if public[WINNER] >= 0:
+        return
+    if public[OPEN_RANK] != NO_RANK:  # finish the open set (a lead, forced or chosen, is choose_lead's)
+        play_until_choice(holding, hand_size, played, public, deal_score, -1, rules)
+        if public[WINNER] >= 0:
+            return
+    n = holding.shape[0]
+    chips = rules[CHIPS] != 0
+    fee_to_pot, fee_to_previous = chips and rules[PASS_FEE] == FEE_TO_POT, chips and rules[PASS_FEE] == FEE_TO_PREVIOUS
+    penalties, multi = chips and rules[PENALTIES] != 0, rules[MULTI_PLAY] != 0
+    seat, pot, turns, rank, winner = public[TO_ACT], public[POT], public[TURNS], NO_RANK, -1
+    while winner < 0:
+        rank = choose_lead(holding, played, seat, policies[seat], rng, 1 + seat, rules)
+        count = holding[seat, rank] if multi else 1
+        holding[seat, rank] -= count
+        hand_size[seat] -= count
+        played[rank] += count
+        turns += 1
+        if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
+            winner = seat
+            break
+        last, previous_played = seat, True
+        while True:  # turn by turn until the set closes or a hand empties
+            seat = seat + 1 if seat + 1 < n else 0
+            turns += 1
+            if holding[seat, rank] == 0:  # a pass, and any fee
+                previous_played = False
+                if fee_to_pot:
+                    deal_score[seat] -= 1
+                    pot += 1
+                elif fee_to_previous:
+                    deal_score[seat] -= 1
+                    deal_score[last] += 1
+                continue
+            if penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
+                deal_score[last] -= played[rank]
+                pot += played[rank]
+            count = holding[seat, rank] if multi else 1
+            holding[seat, rank] -= count
+            hand_size[seat] -= count
+            played[rank] += count
+            last, previous_played = seat, True
+            if hand_size[seat] == 0:
+                winner = seat
+                break
+            if played[rank] == CARDS_PER_RANK:  # set closed: its last player leads next
+                break
+    settle(deal_score, hand_size, winner, pot, rules)
+    public[WINNER] = winner
+    public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = rank, seat, 1
+    public[TO_ACT], public[POT], public[TURNS] = seat, 0, turns
+    public[SET_LEADER], public[LEADER_CARDS] = -1, 0
+
+
+@inline
+def settle(deal_score, hand_size, winner, pot, rules):
+    """The deal's end (§3.13): with chips the winner takes the pot and per card left in every other hand;
+    without, deal points (+1 for the winner, the rest share −1)."""
+    n = hand_size.shape[0]
+    if rules[CHIPS]:
+        for other in range(n):
+            if other != winner:
+                owed = rules[SETTLE_PER_CARD] * hand_size[other]
+                deal_score[other] -= owed
+                pot += owed
+        deal_score[winner] += pot
+    else:
+        for other in range(n):
+            deal_score[other] = -1.0 / (n - 1)
+        deal_score[winner] = 1.0
 
 
 # ---- observing -------------------------------------------------------------------------------------------
