@@ -4,6 +4,7 @@ single-seat env vs the batched VecEnv, with PettingZoo's connect_four_v3 in the 
 Prints a table and writes JSON.
 
     python -m train.bench_batch --json bench.json        # about 3 minutes
+    python -m train.bench_batch --reference ../shared/bench/limit.py   # and a reference simulator in the same run
 """
 
 from __future__ import annotations
@@ -30,6 +31,24 @@ def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> di
         play_deals(deals, num_players, "scarne", policies, seed=len(str(best)))
         best = max(best, deals / (time.perf_counter() - began))
     return {"deals_per_s": best}
+
+
+def reference_speed(path: str, seconds: float) -> float:
+    """Deals/s of a reference simulator script that defines ``deals_per_second(seconds=...)`` (one core)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(path).resolve()
+    if not script.is_file():
+        raise SystemExit(f"--reference {path}: no such file")
+    sys.path.insert(0, str(script.parent))  # the script imports its neighbours
+    spec = importlib.util.spec_from_file_location("reference_simulator", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "deals_per_second"):
+        raise SystemExit(f"--reference {path}: the script defines no deals_per_second(seconds=...)")
+    return float(module.deals_per_second(seconds=seconds))
 
 
 def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0) -> dict:
@@ -78,6 +97,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
     job.add_argument("--ppo-steps", type=at_least(1), default=65536, help="timesteps per PPO fps measurement")
     job.add_argument("--json", default=None)
+    job.add_argument("--reference", default=None, help="a reference simulator script to time in the same run")
     return job
 
 
@@ -96,6 +116,12 @@ def main(argv=None) -> dict:
     print(f"play_deals, {args.players} players, random leads, all in the kernel: ", end="")
     print(f"{results['kernel']['deals_per_s']:,.0f} deals/s on {threads} threads, ", end="")
     print(f"{results['kernel']['deals_per_s_one_thread']:,.0f} on one")
+    if args.reference:
+        reference = reference_speed(args.reference, args.seconds * 2)
+        results["kernel"]["reference_deals_per_s"] = reference
+        ratio = results["kernel"]["deals_per_s"] / reference
+        print(f"reference simulator, one core: {reference:,.0f} deals/s; ", end="")
+        print(f"play_deals on {threads} threads is {ratio:.2f}x it")
 
     print(f"\nBatchEnv, {args.players} players, random legal leads chosen in Python between steps")
     print(f"{'batch':>8}{'deals/s':>14}{'decisions/s':>14}")
