@@ -415,6 +415,8 @@ def play_out(holding, hand_size, played, public, deal_score, policies, rng, rule
         if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
             winner = seat
             break
+        if played[rank] == CARDS_PER_RANK:  # all four led at once (multi-play): the leader leads again
+            continue
         last, previous_played = seat, True
         while True:  # turn by turn until the set closes or a hand empties
             seat = seat + 1 if seat + 1 < n else 0
