@@ -276,6 +276,35 @@ def only_lead(holding, played, seat, rules):
 
 
 # ---- playing ---------------------------------------------------------------------------------------------
+@inline
+def fee_kinds(rules):
+    """Whether a pass pays 1 chip to the pot, and whether to the previous player (``pass_fee``, chips on)."""
+    chips = rules[CHIPS] != 0
+    return chips and rules[PASS_FEE] == FEE_TO_POT, chips and rules[PASS_FEE] == FEE_TO_PREVIOUS
+
+
+@inline
+def pay_pass_fee(deal_score, seat, last, fee_to_pot, fee_to_previous):
+    """``seat`` passes: its fee, if any, to the pot or to ``last`` (the latest card's player); the pot's gain."""
+    if fee_to_pot:
+        deal_score[seat] -= 1
+        return 1
+    if fee_to_previous:
+        deal_score[seat] -= 1
+        deal_score[last] += 1
+    return 0
+
+
+@inline
+def play_cards(holding, hand_size, played, seat, rank, multi):
+    """``seat`` plays a card of ``rank`` (with multi-play, all it holds of it). Returns how many."""
+    count = holding[seat, rank] if multi else 1
+    holding[seat, rank] -= count
+    hand_size[seat] -= count
+    played[rank] += count
+    return count
+
+
 @jit
 def play_until_choice(holding, hand_size, played, public, deal_score, lead, rules):
     """Lead ``lead`` (if ≥ 0), then play follows, passes and forced leads until a real choice or the end.
@@ -283,7 +312,8 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
     The hot loop: the game's scalars live in locals while it runs.
     """
     n = holding.shape[0]
-    chips, penalties, fee, multi = rules[CHIPS], rules[PENALTIES], rules[PASS_FEE], rules[MULTI_PLAY]
+    chips, penalties, multi = rules[CHIPS], rules[PENALTIES], rules[MULTI_PLAY]
+    fee_to_pot, fee_to_previous = fee_kinds(rules)
     rank, last, previous_played = public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED]
     to_act, pot, turns = public[TO_ACT], public[POT], public[TURNS]
     leader, leader_cards = public[SET_LEADER], public[LEADER_CARDS]
@@ -299,22 +329,14 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
             leader_cards = 0
         else:  # a follow: whoever does not hold the rank passes (paying any fee), the next holder plays
             while holding[seat, rank] == 0:
-                if chips and fee == FEE_TO_POT:
-                    deal_score[seat] -= 1
-                    pot += 1
-                elif chips and fee == FEE_TO_PREVIOUS:
-                    deal_score[seat] -= 1
-                    deal_score[last] += 1
+                pot += pay_pass_fee(deal_score, seat, last, fee_to_pot, fee_to_previous)
                 previous_played = 0
                 turns += 1
                 seat = (seat + 1) % n
             if chips and penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
                 deal_score[last] -= played[rank]
                 pot += played[rank]
-        count = holding[seat, rank] if multi else 1
-        holding[seat, rank] -= count
-        hand_size[seat] -= count
-        played[rank] += count
+        count = play_cards(holding, hand_size, played, seat, rank, multi)
         last, previous_played = seat, 1
         turns += 1
         if seat == leader:
@@ -401,16 +423,12 @@ def play_out(holding, hand_size, played, public, deal_score, policies, rng, rule
         if public[WINNER] >= 0:
             return
     n = holding.shape[0]
-    chips = rules[CHIPS] != 0
-    fee_to_pot, fee_to_previous = chips and rules[PASS_FEE] == FEE_TO_POT, chips and rules[PASS_FEE] == FEE_TO_PREVIOUS
-    penalties, multi = chips and rules[PENALTIES] != 0, rules[MULTI_PLAY] != 0
+    fee_to_pot, fee_to_previous = fee_kinds(rules)
+    penalties, multi = rules[CHIPS] != 0 and rules[PENALTIES] != 0, rules[MULTI_PLAY] != 0
     seat, pot, turns, rank, winner = public[TO_ACT], public[POT], public[TURNS], NO_RANK, -1
     while winner < 0:
         rank = choose_lead(holding, played, seat, policies[seat], rng, 1 + seat, rules)
-        count = holding[seat, rank] if multi else 1
-        holding[seat, rank] -= count
-        hand_size[seat] -= count
-        played[rank] += count
+        play_cards(holding, hand_size, played, seat, rank, multi)
         turns += 1
         if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
             winner = seat
@@ -423,20 +441,12 @@ def play_out(holding, hand_size, played, public, deal_score, policies, rng, rule
             turns += 1
             if holding[seat, rank] == 0:  # a pass, and any fee
                 previous_played = False
-                if fee_to_pot:
-                    deal_score[seat] -= 1
-                    pot += 1
-                elif fee_to_previous:
-                    deal_score[seat] -= 1
-                    deal_score[last] += 1
+                pot += pay_pass_fee(deal_score, seat, last, fee_to_pot, fee_to_previous)
                 continue
             if penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
                 deal_score[last] -= played[rank]
                 pot += played[rank]
-            count = holding[seat, rank] if multi else 1
-            holding[seat, rank] -= count
-            hand_size[seat] -= count
-            played[rank] += count
+            play_cards(holding, hand_size, played, seat, rank, multi)
             last, previous_played = seat, True
             if hand_size[seat] == 0:
                 winner = seat
