@@ -218,6 +218,34 @@ def play_given_deals(owners, dealers, policies, rules, seed=0) -> np.ndarray:
     return chips
 
 
+def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_index) -> np.ndarray:
+    """Play every deal of ``env`` (dealt, at ``start = (obs, mask)``) to its end; return the chips of the seat
+    ``seats[b]`` in each. ``lead(env, rows, obs, mask)`` chooses that seat's leads in games ``rows``;
+    ``opponents[opponent_index[b, s]]`` leads for seat ``s`` elsewhere."""
+    obs, mask = start
+    games = len(seats)
+    finished = np.zeros(games, bool)
+    chips = np.zeros(games)
+    rows = np.arange(games)
+    while not finished.all():
+        live = ~finished
+        to_act = env.to_act
+        actions = np.zeros(games, np.int64)
+        mine = live & (to_act == seats)
+        if mine.any():
+            actions[mine] = lead(env, np.flatnonzero(mine), obs[mine], mask[mine])
+        theirs = opponent_index[rows, to_act]
+        for index, policy in enumerate(opponents):
+            sel = live & ~mine & (theirs == index)
+            if sel.any():
+                actions[sel] = policy.act_batch(obs[sel], mask[sel])
+        obs, mask, _, dones, infos = env.step(actions, active=live)
+        ended = dones & live
+        chips[ended] = infos["deal_score"][ended, seats[ended]]
+        finished |= ended
+    return chips
+
+
 def check_seats(name: str, seats, num_games: int, num_players: int) -> np.ndarray:
     """``seats`` (B,) of whole seat numbers 0..N-1, or a clear error."""
     seats = np.asarray(seats)

@@ -12,7 +12,7 @@ import numpy as np
 
 import agents
 from agents.scripted import kernel_name
-from snipsnap_env.batch import BatchEnv, play_given_deals
+from snipsnap_env.batch import BatchEnv, play_given_deals, play_seated  # noqa: F401 (play_seated: used here and by the measurements)
 from snipsnap_env.cards import NUM_CARDS
 
 Z95 = 1.959964
@@ -94,34 +94,6 @@ def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, nu
     env = BatchEnv(len(seats), num_players, rules=rules)
     lead = lambda env, rows, obs, mask: candidate.act_batch(obs, mask)  # noqa: E731
     return play_seated(env, env.reset(owners=owners, dealers=dealers), seats, lead, opponents, opponent_index)
-
-
-def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_index) -> np.ndarray:
-    """Play every deal of ``env`` (dealt, at ``start = (obs, mask)``) to its end; return the chips of the seat
-    ``seats[b]`` in each. ``lead(env, rows, obs, mask)`` chooses that seat's leads in games ``rows``;
-    ``opponents[opponent_index[b, s]]`` leads for seat ``s`` elsewhere."""
-    obs, mask = start
-    games = len(seats)
-    finished = np.zeros(games, bool)
-    chips = np.zeros(games)
-    rows = np.arange(games)
-    while not finished.all():
-        live = ~finished
-        to_act = env.to_act
-        actions = np.zeros(games, np.int64)
-        mine = live & (to_act == seats)
-        if mine.any():
-            actions[mine] = lead(env, np.flatnonzero(mine), obs[mine], mask[mine])
-        theirs = opponent_index[rows, to_act]
-        for index, policy in enumerate(opponents):
-            sel = live & ~mine & (theirs == index)
-            if sel.any():
-                actions[sel] = policy.act_batch(obs[sel], mask[sel])
-        obs, mask, _, dones, infos = env.step(actions, active=live)
-        ended = dones & live
-        chips[ended] = infos["deal_score"][ended, seats[ended]]
-        finished |= ended
-    return chips
 
 
 @dataclass

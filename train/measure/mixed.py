@@ -28,9 +28,22 @@ def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed:
         raise ValueError(f"{len(specs)} agents for a table of {num_players}")
     seats = list(specs) + [specs[-1]] * (num_players - len(specs))
     policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
-    paired = PairedDeals.draw(deals, num_players, 1, seed)
-    chips = np.zeros((num_players, deals))  # per seat-list position: its chips averaged over rotations
-    for rotation in progress_bar(range(num_players), desc="seat rotations", unit="rotation"):
+    chips = play_rotations(policies, PairedDeals.draw(deals, num_players, 1, seed), rules, seed)
+    table = {}
+    for name in dict.fromkeys(seats):
+        rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
+        mean, ci = mean_ci(rows)
+        table[name] = {"seats": seats.count(name), "chips_per_deal": mean, "ci95": ci}
+    return table
+
+
+def play_rotations(policies: list, paired: PairedDeals, rules: str, seed: int, progress: bool = True) -> np.ndarray:
+    """(N, D): the chips of ``policies[i]`` in each of the deals ``paired`` draws, averaged over the N
+    rotations of the seats (policy ``i`` sits in seat ``(i + r) % N`` in rotation ``r``)."""
+    deals, num_players = paired.opponent_index.shape
+    chips = np.zeros((num_players, deals))
+    rotations = progress_bar(range(num_players), desc="seat rotations", unit="rotation", disable=not progress)
+    for rotation in rotations:
         env = BatchEnv(deals, num_players, rules=rules, seed=seed)
         obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
         position_of_seat = (np.arange(num_players) - rotation) % num_players  # who sits in each seat
@@ -47,12 +60,7 @@ def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed:
             for seat in range(num_players):
                 chips[position_of_seat[seat], ended] += infos["deal_score"][ended, seat] / num_players
             finished |= ended
-    table = {}
-    for name in dict.fromkeys(seats):
-        rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
-        mean, ci = mean_ci(rows)
-        table[name] = {"seats": seats.count(name), "chips_per_deal": mean, "ci95": ci}
-    return table
+    return chips
 
 
 def parser():

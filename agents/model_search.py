@@ -1,0 +1,172 @@
+"""A search player whose sampled worlds seat any policy: PIMC lead choice against a model of the table.
+
+:class:`agents.pimc.PIMC` rolls its worlds out inside the compiled kernel, so its opponents there can only
+be the scripted policies the kernel plays. This player samples worlds the same way (the unseen cards dealt
+uniformly among the other seats, given the cards played and every hand's size), but plays each candidate
+lead out on the batched engine, lead by lead: the other seats lead with ``model.act_batch`` — a learned
+network, a search player, anything with ``act_batch`` — and the searcher itself with ``rollout_policy``.
+Every world of every candidate and every row is one game of one :class:`~snipsnap_env.batch.BatchEnv`, so
+the model decides for all of them in one batched call per step. Candidates meet the same worlds and the
+same random streams (common random numbers), as in PIMC.
+
+It is the best response that ``python -m train.exploit`` measures a policy's exploitability with: seated
+at a table of N-1 copies of a target, with the target as its model, it knows how the table plays.
+
+>>> import agents, numpy as np
+>>> from snipsnap_env.batch import BatchEnv
+>>> env = BatchEnv(4, 4, seed=0)
+>>> obs, mask = env.reset()
+>>> searcher = ModelSearch(agents.make("most_copies"), samples=8, seed=0)
+>>> actions = searcher.act_batch(obs, mask)
+>>> bool(mask[np.arange(4), actions].all())
+True
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from snipsnap_env.batch import BatchEnv, play_seated
+from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
+from snipsnap_env.engine import NO_RANK
+from snipsnap_env.jit_cache import drop_if_sources_changed
+from snipsnap_env.kernel import (
+    COPIES_LED,
+    DEALER,
+    FEWEST_LED,
+    LAST_PLAYER,
+    LEADS,
+    OPEN_RANK,
+    POT,
+    SET_LEADER,
+    TO_ACT,
+    TURNS,
+    WINNER,
+    seed_streams,
+)
+from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
+from snipsnap_env.rules import MIN_PLAYERS, check_count
+
+from .base import Policy, check_masks
+from .pimc import _sample_world, candidates_by_copies, fewest_led
+from .scripted import hand_counts
+
+drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sample_worlds(own, played, sizes, streams, worlds):
+    """``worlds[r, w]``: row ``r``'s world ``w`` (seat 0 holds ``own[r]``), drawn from ``streams[r, w]``."""
+    for r in range(worlds.shape[0]):
+        for w in range(worlds.shape[1]):
+            _sample_world(own[r], played[r], sizes[r], streams[r, w : w + 1], worlds[r, w])
+
+
+class ModelSearch(Policy):
+    """Determinized Monte-Carlo lead choice whose worlds seat ``model`` in every other seat."""
+
+    name = "model_search"
+
+    def __init__(
+        self,
+        model: Policy,
+        samples: int = 64,
+        rollout_policy: Policy | None = None,
+        seed: int | None = None,
+        max_games: int = 1 << 16,
+    ):
+        super().__init__(seed)
+        if not hasattr(model, "act_batch"):
+            raise TypeError(f"model must be a policy with act_batch, got {type(model).__name__}")
+        from .scripted import MostCopies
+
+        self.model = model
+        self.rollout_policy = rollout_policy if rollout_policy is not None else MostCopies()
+        self.samples = check_count("samples", samples)
+        self.max_games = check_count("max_games", max_games)  # games on the engine at once (memory)
+        self.reseed(seed)  # the model's and the rollout policy's draws follow the searcher's seed too
+
+    def reseed(self, seed: int | None) -> None:
+        super().reseed(seed)
+        for policy in (self.model, self.rollout_policy):
+            if hasattr(policy, "reseed"):
+                policy.reseed(None if seed is None else seed + 1)
+
+    def act_batch(self, obs, mask):
+        mask = check_masks(mask)
+        obs = np.asarray(obs, np.float32)
+        actions = mask.argmax(axis=1)  # forced turns: the one legal action
+        choosing = np.flatnonzero(mask.sum(axis=1) > 1)
+        if choosing.size:
+            actions[choosing] = np.nanargmax(self.scores(obs[choosing], mask[choosing]), axis=1)
+        return actions
+
+    def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(B, 13) mean chips from here on of each candidate lead over the sampled worlds (NaN where not a
+        candidate), as :meth:`agents.pimc.PIMC.scores`."""
+        obs, mask = np.asarray(obs, np.float32), check_masks(mask)
+        num_players = MIN_PLAYERS + obs[:, SLICES["num_players"]].argmax(axis=1)
+        scores = np.full((len(obs), NUM_RANKS), np.nan)
+        table = np.concatenate([num_players[:, None], obs[:, SLICES["rules"]]], axis=1)
+        for key in np.unique(table, axis=0):  # one engine per table size and rules (usually one)
+            rows = np.flatnonzero((table == key).all(axis=1))
+            per_game = self.samples * CARDS_PER_RANK  # at most four candidates a row
+            for start in range(0, len(rows), max(1, self.max_games // per_game)):
+                part = rows[start : start + max(1, self.max_games // per_game)]
+                scores[part] = self._scores_for_table(obs[part], mask[part], int(key[0]))
+        return scores
+
+    def _scores_for_table(self, obs, mask, n):
+        rows, samples = len(obs), self.samples
+        own = hand_counts(obs).astype(np.int64)
+        played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
+        sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
+        if (obs[:, SLICES["is_lead"].start] < 0.5).any() or (
+            (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
+        ).any():
+            raise ValueError("model_search searches leads only: every row with a choice must be a lead")
+        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS])
+        streams = seed_streams(int(self.rng.integers(2**63)), rows * samples * (2 + n)).reshape(rows, samples, -1)
+        worlds = np.zeros((rows, samples, n, NUM_RANKS), np.int8)
+        _sample_worlds(own, played, sizes, streams[:, :, 0].copy(), worlds)
+        # one game per (row, world, candidate); the candidates of a world share its seat streams
+        row, world, rank = np.nonzero(np.broadcast_to(candidates[:, None, :], (rows, samples, NUM_RANKS)))
+        env = BatchEnv(len(row), n, rules=rules_from_features(obs[0, SLICES["rules"]]))
+        self._set_up(env, obs[row], worlds[row, world], played[row], sizes[row], n)
+        env.games.rng[:] = streams[row, world, 1:]
+        first = [True]
+
+        def lead(env, games, obs_, mask_):
+            if first[0]:  # every game starts at the searcher's lead: play the candidate
+                first[0] = False
+                return rank[games]
+            return self.rollout_policy.act_batch(obs_, mask_)
+
+        seats = np.zeros(len(row), np.int64)
+        chips = play_seated(env, env.observe(), seats, lead, [self.model], np.zeros((len(row), n), np.int64))
+        totals = np.zeros((rows, samples, NUM_RANKS))
+        totals[row, world, rank] = chips - np.rint(obs[row, SLICES["score"].start] * CHIP_SCALE)  # from here on
+        return np.where(candidates, totals.mean(axis=1), np.nan)
+
+    @staticmethod
+    def _set_up(env: BatchEnv, obs, holding, played, sizes, n):
+        """The engine's state of each game from its row's observation (seat 0 = the searcher, to lead)."""
+        games = env.games
+        games.holding[:] = holding
+        games.hand_size[:] = sizes
+        games.played[:] = played
+        games.deal_score[:] = np.rint(obs[:, SLICES["score"]][:, :n] * CHIP_SCALE)
+        public = games.public
+        public[:] = 0
+        public[:, OPEN_RANK], public[:, LAST_PLAYER], public[:, SET_LEADER] = NO_RANK, -1, -1
+        public[:, TO_ACT], public[:, TURNS], public[:, WINNER], public[:, DEALER] = 0, 1, -1, n - 1
+        public[:, POT] = np.rint(obs[:, SLICES["pot"].start] * CHIP_SCALE)
+        leads = np.rint(obs[:, SLICES["leads"]][:, :n] * NUM_RANKS).astype(np.int64)
+        copies = np.rint(obs[:, SLICES["copies_led"]][:, :n] * CARDS_PER_RANK * leads).astype(np.int64)
+        public[:, LEADS : LEADS + n] = leads
+        public[:, COPIES_LED : COPIES_LED + n] = copies
+        public[:, FEWEST_LED : FEWEST_LED + n] = fewest_led(obs, n)
+
+    def __repr__(self) -> str:
+        return f"ModelSearch(model={self.model!r}, samples={self.samples})"

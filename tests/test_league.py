@@ -1,0 +1,82 @@
+"""The league: who sits where, ratings that order a clear gap, the same bytes in process, resumed or on Ray."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from train import league
+
+pytest.importorskip("openskill")
+TINY = ["--agents", "random", "most_copies", "fewest_copies", "--players", "3", "4", "--deals", "120"]
+TINY += ["--tables", "3", "--match-deals", "40", "--no-progress"]
+
+
+def run(out: Path, *extra: str) -> bytes:
+    league.main([*TINY, "--out", str(out), *extra])
+    return (out / "league.json").read_bytes()
+
+
+def settings(agents=("a", "b", "c"), players=(3, 5)) -> league.Settings:
+    return league.Settings(tuple(agents), tuple(players), "scarne", 10, 20, 5, 0)
+
+
+def test_tables_seat_distinct_agents_while_the_pool_lasts_and_everyone_when_it_does_not():
+    big = settings(agents=[f"agent{i}" for i in range(8)], players=(4,))
+    draws = [league.seat_agents(big, 4, i) for i in range(20)]
+    assert all(len(set(d)) == 4 for d in draws)
+    assert len({tuple(d) for d in draws}) > 10  # random subsets and orders, not one table again and again
+    small = settings(players=(5,))
+    assert all(set(league.seat_agents(small, 5, i)) == {"a", "b", "c"} for i in range(20))
+    assert league.seat_agents(small, 5, 3) == league.seat_agents(small, 5, 3)
+
+
+def test_a_tiny_league_rates_every_agent_and_ranks_a_clear_gap(tmp_path):
+    document = json.loads(run(tmp_path / "l"))
+    rows = document["leaderboard"]
+    assert {row["agent"] for row in rows} == {"random", "most_copies", "fewest_copies"}
+    assert [row["ordinal"] for row in rows] == sorted((row["ordinal"] for row in rows), reverse=True)
+    for row in rows:  # three agents at every 3- and 4-player table: each plays every deal
+        assert row["deals_3p"] == 3 * 120 and row["deals_4p"] == 3 * 120
+        assert row["matches"] == 2 * 3 * 3 and row["sigma"] < 25 / 3  # 3 matches a table: less uncertain
+    chips = {row["agent"]: row["chips_3p"] for row in rows}
+    assert abs(sum(chips.values())) < 1e-6  # three agents, one at each seat of a zero-sum table
+    assert rows[-1]["agent"] == "fewest_copies"  # it loses most, by far, against these two (docs/results.md)
+    for name in ("league.md", "league.csv", "league.png"):
+        assert (tmp_path / "l" / name).stat().st_size > 0
+
+
+def test_an_interrupted_league_resumes_from_its_finished_tables_with_the_same_bytes(tmp_path, monkeypatch):
+    whole = run(tmp_path / "whole")
+    real, calls = league.play_table, []
+
+    def dies_after_four_tables(*args):
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        calls.append(args[1:])
+        return real(*args)
+
+    monkeypatch.setattr(league, "play_table", dies_after_four_tables)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "resumed")
+    assert len(list((tmp_path / "resumed" / "tables").iterdir())) == 4
+    calls.clear()
+    monkeypatch.setattr(league, "play_table", lambda *args: calls.append(args[1:]) or real(*args))
+    assert run(tmp_path / "resumed") == whole
+    assert len(calls) == 2  # only the tables that had not finished
+
+
+def test_bad_pools_are_refused_before_any_work(tmp_path, capsys):
+    for agents, message in ((["random", "random"], "names an agent twice"), (["nobody", "random"], "unknown agent")):
+        with pytest.raises(SystemExit):
+            league.main([*TINY, "--out", str(tmp_path / "l"), "--agents", *agents])
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "l").exists()
+
+
+@pytest.mark.ray
+def test_on_a_local_ray_with_two_cpus_the_league_json_is_byte_identical(tmp_path):
+    pytest.importorskip("ray")
+    assert run(tmp_path / "ray", "--ray", "--workers", "2") == run(tmp_path / "here")

@@ -1,0 +1,61 @@
+"""The search player whose worlds seat any policy: its worlds are the position it searches, and it plays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.model_search import ModelSearch
+from snipsnap_env.batch import BatchEnv
+from snipsnap_env.cards import CARDS_PER_RANK
+from snipsnap_env.observation import MAX_HAND, SLICES
+
+
+def lead_positions(num_players: int, count: int, seed: int = 0):
+    """Leads with a choice from deals played some way in by most_copies players."""
+    env = BatchEnv(64, num_players, seed=seed)
+    obs, mask = env.reset()
+    policy, kept = agents.make("most_copies", seed=seed), []
+    for step in range(40):
+        choice = mask.sum(axis=1) > 1
+        if step % 3 == 2:
+            kept.append((obs[choice], mask[choice]))
+        obs, mask, *_ = env.step(policy.act_batch(obs, mask))
+    obs, mask = (np.concatenate(part)[:count] for part in zip(*kept))
+    assert len(obs) == count and (obs[:, SLICES["leads"]] > 0).any()  # some seats have a lead record
+    return obs, mask
+
+
+@pytest.mark.parametrize("num_players", [3, 6, 8])
+def test_a_world_seen_from_the_searchers_seat_is_the_position_it_searches(num_players):
+    obs, mask = lead_positions(num_players, 50)
+    searcher = ModelSearch(agents.make("random"), samples=4, seed=0)
+    own = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK).astype(np.int8)
+    hidden = np.zeros((len(obs), num_players, 13), np.int8)
+    hidden[:, 0] = own  # the other hands are the world's: they do not show in seat 0's observation
+    played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
+    sizes = np.rint(obs[:, SLICES["hand_size"]][:, :num_players] * MAX_HAND).astype(np.int64)
+    env = BatchEnv(len(obs), num_players)
+    searcher._set_up(env, obs, hidden, played, sizes, num_players)
+    seen, seen_mask = env.observe()
+    np.testing.assert_allclose(seen, obs, atol=1e-6)
+    np.testing.assert_array_equal(seen_mask, mask)
+
+
+def test_it_plays_legal_leads_the_same_for_the_same_seed_and_sees_what_its_model_does():
+    obs, mask = lead_positions(4, 40, seed=1)
+    first = ModelSearch(agents.make("most_copies"), samples=16, seed=3).act_batch(obs, mask)
+    again = ModelSearch(agents.make("most_copies"), samples=16, seed=3).act_batch(obs, mask)
+    np.testing.assert_array_equal(first, again)
+    assert mask[np.arange(len(obs)), first].all()
+    # the kernel's search with the same model values the candidates alike (independent worlds: loose)
+    scores = ModelSearch(agents.make("random"), samples=512, seed=0).scores(obs[:8], mask[:8])
+    kernel = agents.make("pimc", samples=512, opponent_model="random", seed=0).scores(obs[:8], mask[:8])
+    np.testing.assert_array_equal(np.isnan(scores), np.isnan(kernel))
+    assert np.nanmax(np.abs(scores - kernel)) < 4.0  # a candidate's mean over 512 worlds: about ±1 chip each
+
+
+def test_a_model_without_act_batch_is_refused():
+    with pytest.raises(TypeError, match="act_batch"):
+        ModelSearch(lambda obs: 0)

@@ -1,0 +1,285 @@
+"""A league: every agent of a pool rated from mixed tables, with OpenSkill.
+
+Each table seats a random draw from the pool (distinct agents while the pool has enough, every agent at
+least once when the table has more seats than the pool has agents), and plays ``--deals`` paired deals,
+each replayed with the seats rotated, so every agent there meets every deal from every seat and the luck
+of the cards cancels. A table's deals are cut into matches of ``--match-deals`` deals; each match ranks the
+table's agents by their chips and updates their OpenSkill (Plackett-Luce) ratings. The output is a
+leaderboard: rating (mean ``mu``, uncertainty ``sigma``, the conservative ``mu - 3 sigma`` it is sorted
+by) and chips per deal at each table size with 95% CIs, as league.md, .csv, .json and league.png.
+
+Tables are work units, run here or as Ray tasks (``--ray``, as in ``train.matrix``). A table's agents, deals
+and random streams are seeded from ``--seed``, its size and its index, and the ratings are updated in table
+order after all tables are in, so league.json is byte for byte the same in process and on Ray. Finished
+tables are kept in ``--out/tables/``: a league started again with the same flags resumes. Add your own
+model with ``--agents ... ppo:path/to/model.zip`` (and ``--trust-model`` for a Stable-Baselines3 zip).
+
+    python -m train.league --agents random most_copies fewest_copies control pimc:32 pimc:128 ppo --players 4 6
+    python -m train.league --agents random most_copies ppo ppo_scratch --players 3 4 5 6 --tables 40 --ray
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import zlib
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..cli import add_flag, at_least, command_line, new_parser, progress_bar
+from ..paired import PairedDeals, mean_ci
+from ..results_folder import csv_of, pyplot, results_folder
+from ..run_folder import Refused
+from .evaluate import TRUST_HELP, make_candidate
+from .matrix import InProcess, OnRay
+from .mixed import play_rotations
+
+DEFAULT_AGENTS = ("random", "most_copies", "fewest_copies", "control", "pimc:32", "pimc:128", "ppo", "ppo_scratch")
+
+
+@dataclass(frozen=True)
+class Settings:
+    agents: tuple[str, ...]
+    players: tuple[int, ...]
+    rules: str
+    deals: int  # per table, each played once per rotation of the seats
+    tables: int  # per table size
+    match_deals: int  # deals per rated match
+    seed: int
+    trust_model: bool = False
+
+    def units(self) -> list[tuple[int, int]]:
+        """(table size, index) of every table, in the order the ratings take them."""
+        return [(players, index) for players in self.players for index in range(self.tables)]
+
+
+def table_seed(settings: Settings, players: int, index: int) -> int:
+    """A table's seed from the job's seed, the pool, the table size and the index (stable across processes)."""
+    pool = zlib.crc32(" ".join(settings.agents).encode())
+    return int(np.random.SeedSequence([settings.seed, pool, players, index]).generate_state(1)[0])
+
+
+def seat_agents(settings: Settings, players: int, index: int) -> list[str]:
+    """The agents at a table, in seat-list order: a random draw from the pool, each pool agent at most once
+    while it has enough of them, and every one at least once when the table is larger than the pool."""
+    rng = np.random.default_rng(table_seed(settings, players, index))
+    rounds = -(-players // len(settings.agents))
+    order = np.concatenate([rng.permutation(len(settings.agents)) for _ in range(rounds)])[:players]
+    return [settings.agents[i] for i in order]
+
+
+def play_table(settings: Settings, players: int, index: int) -> dict:
+    """One table (a work unit): its agents and their chips per deal, averaged over the seat rotations."""
+    seed = table_seed(settings, players, index) % 2**31
+    seated = seat_agents(settings, players, index)
+    policies = [make_candidate(spec, seed + i, trust_model=settings.trust_model) for i, spec in enumerate(seated)]
+    chips = play_rotations(policies, PairedDeals.draw(settings.deals, players, 1, seed), settings.rules, seed, False)
+    return {"players": players, "index": index, "agents": seated, "chips": chips.round(6).tolist()}
+
+
+def agent_chips(table: dict) -> dict[str, np.ndarray]:
+    """Per agent at the table: its chips in each deal (the mean over its seats, if it has several)."""
+    chips = np.asarray(table["chips"])
+    names = table["agents"]
+    return {name: chips[[i for i, n in enumerate(names) if n == name]].mean(axis=0) for name in dict.fromkeys(names)}
+
+
+def rate(settings: Settings, tables: list[dict]) -> dict:
+    """OpenSkill Plackett-Luce ratings after every match of every table, in table order."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {name: model.rating() for name in settings.agents}
+    matches = {name: 0 for name in settings.agents}
+    for table in tables:
+        chips = agent_chips(table)
+        names = list(chips)
+        for start in range(0, settings.deals, settings.match_deals):
+            scores = [float(chips[name][start : start + settings.match_deals].sum()) for name in names]
+            rated = model.rate([[ratings[name]] for name in names], scores=scores)
+            for name, team in zip(names, rated):
+                ratings[name] = team[0]
+                matches[name] += 1
+    return {
+        name: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma, "matches": matches[name]}
+        for name, r in ratings.items()
+    }
+
+
+def leaderboard(settings: Settings, tables: list[dict]) -> list[dict]:
+    """One row per agent, best first by ``mu - 3 sigma``: its rating and chips per deal per table size."""
+    ratings = rate(settings, tables)
+    rows = []
+    for name in settings.agents:
+        row = {"agent": name, **ratings[name]}
+        for players in settings.players:
+            deals = [agent_chips(t)[name] for t in tables if t["players"] == players and name in t["agents"]]
+            mean, ci = mean_ci(np.concatenate(deals)) if deals else (float("nan"), float("nan"))
+            row[f"chips_{players}p"], row[f"ci95_{players}p"], row[f"deals_{players}p"] = mean, ci, sum(map(len, deals))
+        rows.append(row)
+    return sorted(rows, key=lambda row: -row["ordinal"])
+
+
+def read_table(folder, players: int, index: int) -> dict | None:
+    """A finished table kept in ``tables/`` (None if absent or unreadable: it is played again)."""
+    path = folder.path / "tables" / f"{players}p_{index}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def run_league(settings: Settings, folder, runner, progress: bool = True) -> list[dict]:
+    """Every table (finished ones read back), then the leaderboard, written into ``folder``."""
+    units = settings.units()
+    tables = {unit: read_table(folder, *unit) for unit in units}
+    todo = [unit for unit in units if tables[unit] is None]
+    bar = progress_bar(total=len(todo), desc="league", unit="table", disable=not progress)
+    started = time.perf_counter()
+    owner = {runner.submit(play_table, settings, *unit): unit for unit in todo}
+    for handle, result in runner.results(list(owner)):
+        unit = owner[handle]
+        tables[unit] = result
+        folder.write(
+            folder.path / "tables" / f"{unit[0]}p_{unit[1]}.json", lambda p, r=result: p.write_text(json.dumps(r))
+        )
+        bar.update(1)
+    bar.close()
+    rows = leaderboard(settings, [tables[unit] for unit in units])
+    title = (
+        f"League of {len(settings.agents)} agents, rules {settings.rules}: {settings.tables} tables of "
+        f"{'/'.join(map(str, settings.players))} players × {settings.deals:,} deals (every seat rotation), "
+        f"matches of {settings.match_deals} deals, seed {settings.seed} ({time.perf_counter() - started:.0f} s)"
+    )
+    save(settings, rows, folder, title)
+    return rows
+
+
+def format_markdown(settings: Settings, rows: list[dict], title: str) -> str:
+    sizes = settings.players
+    lines = [
+        title,
+        "",
+        "| rank | agent | mu − 3σ | mu | σ | "
+        + " | ".join(f"chips per deal, {n} players (95% CI)" for n in sizes)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(sizes),
+    ]
+    for rank, row in enumerate(rows, 1):
+        chips = " | ".join(
+            f"{row[f'chips_{n}p']:+.2f} ± {row[f'ci95_{n}p']:.2f}" if row[f"deals_{n}p"] else "—" for n in sizes
+        )
+        lines.append(
+            f"| {rank} | {row['agent']} | {row['ordinal']:.2f} | {row['mu']:.2f} | {row['sigma']:.2f} | {chips} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def save(settings: Settings, rows: list[dict], folder, title: str) -> None:
+    """league.md, .csv, .json (the settings and the leaderboard) and league.png."""
+    out = folder.path
+    document = json.dumps({"settings": asdict(settings), "leaderboard": rows}, indent=1)
+    folder.write(out / "league.json", lambda p: p.write_text(document))
+    folder.write(out / "league.csv", csv_of(rows))
+    folder.write(out / "league.md", lambda p: p.write_text(format_markdown(settings, rows, title)))
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    names = [row["agent"] for row in rows][::-1]
+    left.barh(names, [row["mu"] for row in rows][::-1], xerr=[3 * row["sigma"] for row in rows][::-1], capsize=4)
+    left.set_xlabel("OpenSkill rating mu (bars: ± 3 sigma)")
+    width = 0.8 / len(settings.players)
+    for k, n in enumerate(settings.players):
+        y = np.arange(len(names)) + (k - (len(settings.players) - 1) / 2) * width
+        values = [row[f"chips_{n}p"] for row in rows][::-1]
+        errors = [row[f"ci95_{n}p"] for row in rows][::-1]
+        right.barh(y, values, width, xerr=errors, capsize=3, label=f"{n} players")
+    right.set_yticks(np.arange(len(names)), names)
+    right.axvline(0, color="black", linewidth=0.8)
+    right.set_xlabel("chips per deal at mixed tables (95% CI)")
+    right.legend()
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    folder.write(out / "league.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+    plt.close(fig)
+
+
+def parser() -> argparse.ArgumentParser:
+    job = new_parser(__doc__)
+    job.add_argument(
+        "--agents",
+        nargs="+",
+        default=list(DEFAULT_AGENTS),
+        help="the pool (as train.evaluate names them; ppo:path/to/model.zip adds a model file)",
+    )
+    add_flag(job, "players", nargs="+", default=[4, 6], help="table sizes, 3..8")
+    add_flag(job, "rules")
+    add_flag(job, "seed")
+    add_flag(job, "deals", default=1000, help="paired deals per table, each played once per seat rotation")
+    job.add_argument("--tables", type=at_least(1), default=12, help="tables per table size")
+    job.add_argument("--match-deals", type=at_least(1), default=100, help="deals per rated match")
+    job.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run tables as Ray tasks: on this machine's cores, or the cluster at ADDRESS (or RAY_ADDRESS); "
+        "'auto' joins the cluster started on this machine with `ray start --head`",
+    )
+    job.add_argument("--workers", type=at_least(1), default=None, help="Ray CPUs on this machine (default: all)")
+    job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
+    add_flag(job, "out", help="folder for league.md/.csv/.json/.png (default: results/league/<settings hash>)")
+    add_flag(job, "overwrite")
+    job.add_argument("--trust-model", action="store_true", help=TRUST_HELP)
+    return job
+
+
+def main(argv=None) -> list[dict]:
+    job = parser()
+    args = job.parse_args(argv)
+    if len(set(args.agents)) != len(args.agents):
+        job.error(f"--agents names an agent twice: {' '.join(args.agents)}")
+    if len(args.agents) < 2:
+        job.error("--agents needs at least two agents to rate")
+    settings = Settings(
+        tuple(args.agents),
+        tuple(args.players),
+        args.rules,
+        args.deals,
+        args.tables,
+        args.match_deals,
+        args.seed,
+        args.trust_model,
+    )
+    if args.ray is not None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            job.error('--ray needs Ray: pip install -e ".[ray]"')
+    try:
+        import openskill  # noqa: F401
+    except ImportError:
+        job.error('the league needs openskill: pip install -e ".[train]"')
+    try:
+        for spec in args.agents:  # a bad name or model file: refused before the folder or any work
+            make_candidate(spec, 0, trust_model=args.trust_model)
+        key = {name: value for name, value in asdict(settings).items() if name != "trust_model"}
+        with results_folder(args.out, "league", key, args.overwrite, command_line(argv)) as folder:
+            runner = OnRay(args.ray, args.workers) if args.ray is not None else InProcess()
+            try:
+                rows = run_league(settings, folder, runner, args.progress)
+            finally:
+                runner.close()
+    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
+        job.error(str(error))
+    print((folder.path / "league.md").read_text())
+    print(f"results written to {folder.path}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
