@@ -5,6 +5,8 @@ be the scripted policies the kernel plays. This player samples worlds the same w
 uniformly among the other seats, given the cards played and every hand's size), but plays each candidate
 lead out on the batched engine, lead by lead: the other seats lead with ``model.act_batch`` — a learned
 network, a search player, anything with ``act_batch`` — and the searcher itself with ``rollout_policy``.
+Given a list of models, ``scores(obs, mask, opponents)`` seats in each row's worlds the models really seated
+round that position (a teacher that knows its table, as PIMC's ``opponents``); without, the first model.
 Every world of every candidate and every row is one game of one :class:`~snipsnap_env.batch.BatchEnv`, so
 the model decides for all of them in one batched call per step. Candidates meet the same worlds and the
 same random streams (common random numbers), as in PIMC.
@@ -46,7 +48,7 @@ from snipsnap_env.kernel import (
     seed_streams,
 )
 from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
-from snipsnap_env.rules import MIN_PLAYERS, check_count
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
 from .pimc import _sample_world, candidates_by_copies, fewest_led
@@ -64,24 +66,28 @@ def _sample_worlds(own, played, sizes, streams, worlds):
 
 
 class ModelSearch(Policy):
-    """Determinized Monte-Carlo lead choice whose worlds seat ``model`` in every other seat."""
+    """Determinized Monte-Carlo lead choice whose worlds seat ``model`` (a policy, or a list of them:
+    see :meth:`scores`) in the other seats."""
 
     name = "model_search"
 
     def __init__(
         self,
-        model: Policy,
+        model: Policy | list[Policy],
         samples: int = 64,
         rollout_policy: Policy | None = None,
         seed: int | None = None,
         max_games: int = 1 << 16,
     ):
         super().__init__(seed)
-        if not hasattr(model, "act_batch"):
-            raise TypeError(f"model must be a policy with act_batch, got {type(model).__name__}")
+        models = list(model) if isinstance(model, (list, tuple)) else [model]
+        for member in models:
+            if not hasattr(member, "act_batch"):
+                raise TypeError(f"model must be a policy with act_batch (or a list of them), got {type(member).__name__}")
         from .scripted import MostCopies
 
-        self.model = model
+        self.models = models
+        self.model = models[0]
         self.rollout_policy = rollout_policy if rollout_policy is not None else MostCopies()
         self.samples = check_count("samples", samples)
         self.max_games = check_count("max_games", max_games)  # games on the engine at once (memory)
@@ -89,9 +95,9 @@ class ModelSearch(Policy):
 
     def reseed(self, seed: int | None) -> None:
         super().reseed(seed)
-        for policy in (self.model, self.rollout_policy):
+        for i, policy in [(0, self.rollout_policy), *enumerate(self.models)]:
             if hasattr(policy, "reseed"):
-                policy.reseed(None if seed is None else seed + 1)
+                policy.reseed(None if seed is None else seed + 1 + i)
 
     def act_batch(self, obs, mask):
         mask = check_masks(mask)
@@ -102,10 +108,18 @@ class ModelSearch(Policy):
             actions[choosing] = np.nanargmax(self.scores(obs[choosing], mask[choosing]), axis=1)
         return actions
 
-    def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def scores(self, obs: np.ndarray, mask: np.ndarray, opponents: np.ndarray | None = None) -> np.ndarray:
         """(B, 13) mean chips from here on of each candidate lead over the sampled worlds (NaN where not a
-        candidate), as :meth:`agents.pimc.PIMC.scores`."""
+        candidate), as :meth:`agents.pimc.PIMC.scores`. ``opponents`` (B, 7), optional: the index in the
+        models of the policy in each row's relative seats 1..7 (entries past the table size are ignored)."""
         obs, mask = np.asarray(obs, np.float32), check_masks(mask)
+        if opponents is None:
+            opponents = np.zeros((len(obs), MAX_PLAYERS - 1), np.int64)
+        opponents = np.asarray(opponents)
+        if opponents.shape != (len(obs), MAX_PLAYERS - 1) or opponents.min(initial=0) < 0:
+            raise ValueError(f"opponents must be ({len(obs)}, {MAX_PLAYERS - 1}) indices into the models")
+        if opponents.max(initial=0) >= len(self.models):
+            raise ValueError(f"opponents index model {opponents.max()}, but there are {len(self.models)} models")
         num_players = MIN_PLAYERS + obs[:, SLICES["num_players"]].argmax(axis=1)
         scores = np.full((len(obs), NUM_RANKS), np.nan)
         table = np.concatenate([num_players[:, None], obs[:, SLICES["rules"]]], axis=1)
@@ -114,10 +128,10 @@ class ModelSearch(Policy):
             per_game = self.samples * CARDS_PER_RANK  # at most four candidates a row
             for start in range(0, len(rows), max(1, self.max_games // per_game)):
                 part = rows[start : start + max(1, self.max_games // per_game)]
-                scores[part] = self._scores_for_table(obs[part], mask[part], int(key[0]))
+                scores[part] = self._scores_for_table(obs[part], mask[part], int(key[0]), opponents[part])
         return scores
 
-    def _scores_for_table(self, obs, mask, n):
+    def _scores_for_table(self, obs, mask, n, opponents):
         rows, samples = len(obs), self.samples
         own = hand_counts(obs).astype(np.int64)
         played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
@@ -144,7 +158,9 @@ class ModelSearch(Policy):
             return self.rollout_policy.act_batch(obs_, mask_)
 
         seats = np.zeros(len(row), np.int64)
-        chips = play_seated(env, env.observe(), seats, lead, [self.model], np.zeros((len(row), n), np.int64))
+        seated = np.zeros((len(row), n), np.int64)  # world seat k is the searcher's relative seat k
+        seated[:, 1:] = opponents[row, : n - 1]
+        chips = play_seated(env, env.observe(), seats, lead, self.models, seated)
         totals = np.zeros((rows, samples, NUM_RANKS))
         totals[row, world, rank] = chips - np.rint(obs[row, SLICES["score"].start] * CHIP_SCALE)  # from here on
         return np.where(candidates, totals.mean(axis=1), np.nan)
@@ -169,4 +185,4 @@ class ModelSearch(Policy):
         public[:, FEWEST_LED : FEWEST_LED + n] = fewest_led(obs, n)
 
     def __repr__(self) -> str:
-        return f"ModelSearch(model={self.model!r}, samples={self.samples})"
+        return f"ModelSearch(models={self.models!r}, samples={self.samples})"

@@ -59,3 +59,23 @@ def test_it_plays_legal_leads_the_same_for_the_same_seed_and_sees_what_its_model
 def test_a_model_without_act_batch_is_refused():
     with pytest.raises(TypeError, match="act_batch"):
         ModelSearch(lambda obs: 0)
+
+
+def test_a_teacher_that_knows_its_table_seats_each_positions_real_opponents():
+    from train.learn.distill import collect_positions, label, teacher_from_spec
+
+    pool = [agents.make("most_copies", seed=1), agents.make("fewest_copies", seed=2)]
+    teacher = teacher_from_spec("model_search:32", 0, pool)
+    assert isinstance(teacher, ModelSearch) and teacher.models == pool and teacher.samples == 32
+    obs, mask, seated = collect_positions(4, "scarne", 60, pool, seed=3)
+    values, gaps = label(teacher, obs, mask, seated)
+    legal = mask[:, :13] > 0
+    assert (values[~np.pad(legal, ((0, 0), (0, 1)))] == 0).all() and (gaps >= 0).all()
+    # the same worlds with every seat played by the other model: other values
+    swapped = teacher_from_spec("model_search:32", 0, pool).scores(obs, mask, 1 - seated)
+    mine = teacher_from_spec("model_search:32", 0, pool).scores(obs, mask, seated)
+    assert np.nanmax(np.abs(swapped - mine)) > 1.0
+    with pytest.raises(ValueError, match="indices into the models"):
+        teacher.scores(obs, mask, seated[:, :3])
+    with pytest.raises(ValueError, match="model_search:<samples>"):
+        teacher_from_spec("model_search:x", 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import agents
+from agents.model_search import ModelSearch
 from agents.pimc import PIMC, candidates_by_copies
 from agents.scripted import hand_counts
 from snipsnap_env.batch import BatchEnv
@@ -28,11 +29,19 @@ from ..cli import progress_bar
 from .live_policy import LivePolicy
 
 
-def teacher_from_spec(spec: str, seed: int) -> PIMC:
-    """``pimc:<samples>[:<opponent model>]`` as a search player."""
+def teacher_from_spec(spec: str, seed: int, pool: list | None = None) -> PIMC | ModelSearch:
+    """``pimc:<samples>[:<opponent model>]`` as a search player; ``model_search:<samples>`` as a
+    :class:`~agents.model_search.ModelSearch` whose worlds seat the policies of ``pool`` as they are really
+    seated round each position (any agents: learned ones too; random lead choice without a pool)."""
     parts = spec.split(":")
-    if parts[0] != "pimc" or len(parts) > 3 or (len(parts) > 1 and not parts[1].isdigit()):
-        raise ValueError(f"teacher {spec!r}: write pimc:<samples>, e.g. pimc:128 or pimc:128:most_copies")
+    well_formed = len(parts) == 1 or parts[1].isdigit()
+    if parts[0] == "model_search" and len(parts) <= 2 and well_formed:
+        models = pool or [agents.make("random", seed=seed + 1)]
+        return ModelSearch(models, samples=int(parts[1]) if len(parts) > 1 else 64, seed=seed)
+    if parts[0] != "pimc" or len(parts) > 3 or not well_formed:
+        raise ValueError(
+            f"teacher {spec!r}: write pimc:<samples>, e.g. pimc:128 or pimc:128:most_copies, or model_search:<samples>"
+        )
     model = parts[2] if len(parts) == 3 else "random"
     return PIMC(samples=int(parts[1]) if len(parts) > 1 else 128, opponent_model=model, seed=seed)
 
@@ -81,10 +90,11 @@ def collect_positions(
     return tuple(np.concatenate(kept)[:count] for kept in (kept_obs, kept_mask, kept_seated))
 
 
-def label(teacher: PIMC, obs: np.ndarray, mask: np.ndarray, opponents=None, chunk: int = 4096, progress=None):
+def label(teacher, obs: np.ndarray, mask: np.ndarray, opponents=None, chunk: int = 4096, progress=None):
     """The teacher's value of every legal lead (B, 14) — its mean chips, shared by the interchangeable ranks
     of one copy count, 0 elsewhere — and its value gap between its choice and most_copies' (B,).
-    ``opponents``: the kernel policies really seated round each position (``PIMC.scores``), or None."""
+    ``opponents``: the policies really seated round each position (the teacher's ``scores``: kernel codes
+    for PIMC, indices into its models for ModelSearch), or None."""
     values = np.zeros((len(obs), NUM_ACTIONS), np.float32)
     gaps = np.zeros(len(obs))
     own = hand_counts(obs).astype(int)
@@ -175,11 +185,16 @@ def distill(model, args, log=print) -> dict:
     """Pretrain ``model``'s policy on the teacher's choices over ``args.teacher_players`` (and DAgger rounds);
     return diagnostics: accuracy per round and the teacher's mean value gap over most_copies."""
 
-    teacher = teacher_from_spec(args.teacher, args.seed)
     pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]
-    # the teacher models each opponent as the policy seated there when the kernel can play them all
-    seated = set(args.teacher_opponents) <= set(POLICIES)
-    seated_codes = policy_codes(args.teacher_opponents) if seated else None
+    models = [agents.make(name, seed=args.seed + 101 + i) for i, name in enumerate(args.teacher_opponents)]
+    teacher = teacher_from_spec(args.teacher, args.seed, models)
+    # the teacher models each opponent as the policy seated there: any policy for model_search (its
+    # index in the pool), when the kernel can play them all for pimc (its kernel code)
+    if isinstance(teacher, ModelSearch):
+        seated_codes = np.arange(len(pool))
+    else:
+        seated = set(args.teacher_opponents) <= set(POLICIES)
+        seated_codes = policy_codes(args.teacher_opponents) if seated else None
     sizes = list(args.teacher_players)
     per_table = max(args.teacher_positions // (len(sizes) * (1 + args.teacher_rounds)), 1)
     data_obs, data_mask, data_values, report = [], [], [], {"rounds": []}

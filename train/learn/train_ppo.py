@@ -95,7 +95,11 @@ class Args:
     vf_coef: float = arg(0.5, "value loss weight", check=non_negative_float)
     clip_range: float = arg(0.2, "PPO clip range", check=positive_float)
     normalize_advantage: bool = arg(True, "normalise advantages per minibatch")
-    teacher: str = arg("", "pretrain on a search player's choices first (train.distill), e.g. pimc:128; '' for none")
+    teacher: str = arg(
+        "",
+        "pretrain on a search player's choices first (train.distill), e.g. pimc:128; model_search:64 seats the "
+        "--teacher-opponents (learned ones too) in its worlds as they sit; '' for none",
+    )
     teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=at_least(1))
     teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
