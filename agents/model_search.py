@@ -83,7 +83,8 @@ class ModelSearch(Policy):
         models = list(model) if isinstance(model, (list, tuple)) else [model]
         for member in models:
             if not hasattr(member, "act_batch"):
-                raise TypeError(f"model must be a policy with act_batch (or a list of them), got {type(member).__name__}")
+                kind = type(member).__name__
+                raise TypeError(f"model must be a policy with act_batch (or a list of them), got {kind}")
         from .scripted import MostCopies
 
         self.models = models
