@@ -33,7 +33,7 @@ from ..paired import PairedDeals, mean_ci
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
 from .evaluate import TRUST_HELP, make_candidate
-from .matrix import InProcess, OnRay
+from .matrix import InProcess, OnRay, add_ray_flags, require_ray
 from .mixed import play_rotations
 
 DEFAULT_AGENTS = ("random", "most_copies", "fewest_copies", "control", "pimc:32", "pimc:128", "ppo", "ppo_scratch")
@@ -221,16 +221,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "deals", default=1000, help="paired deals per table, each played once per seat rotation")
     job.add_argument("--tables", type=at_least(1), default=12, help="tables per table size")
     job.add_argument("--match-deals", type=at_least(1), default=100, help="deals per rated match")
-    job.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run tables as Ray tasks: on this machine's cores, or the cluster at ADDRESS (or RAY_ADDRESS); "
-        "'auto' joins the cluster started on this machine with `ray start --head`",
-    )
-    job.add_argument("--workers", type=at_least(1), default=None, help="Ray CPUs on this machine (default: all)")
+    add_ray_flags(job)
     job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     add_flag(job, "out", help="folder for league.md/.csv/.json/.png (default: results/league/<settings hash>)")
     add_flag(job, "overwrite")
@@ -255,11 +246,7 @@ def main(argv=None) -> list[dict]:
         args.seed,
         args.trust_model,
     )
-    if args.ray is not None:
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            job.error('--ray needs Ray: pip install -e ".[ray]"')
+    require_ray(job, args)
     try:
         import openskill  # noqa: F401
     except ImportError:

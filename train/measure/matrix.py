@@ -353,6 +353,28 @@ def plot_heatmap(settings: Settings, rows: list[dict], folder, title: str) -> No
     plt.close(fig)
 
 
+def add_ray_flags(job: argparse.ArgumentParser) -> None:
+    """``--ray [ADDRESS]`` and ``--workers``: a job's work units on Ray (the matrix's, the league's)."""
+    job.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the work units on Ray: a local Ray on this machine's cores, or the cluster at ADDRESS "
+        "(or RAY_ADDRESS); 'auto' joins the cluster started on this machine with `ray start --head`",
+    )
+    job.add_argument("--workers", type=at_least(1), help="CPUs of the local Ray (default: every core)")
+
+
+def require_ray(job: argparse.ArgumentParser, args) -> None:
+    """With ``--ray``, a clear error (before any work) where Ray is not installed."""
+    if args.ray is not None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            job.error('--ray needs Ray: pip install -e ".[ray]"')
+
+
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
     from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
@@ -374,15 +396,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--train-positions", type=at_least(1), default=200_000, help="positions labelled per cell")
     add_flag(job, "runs")
     add_flag(job, "out")
-    job.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        metavar="ADDRESS",
-        help="run the work units on Ray: a local Ray on this machine's cores, or the cluster at ADDRESS "
-        "(or RAY_ADDRESS); 'auto' joins the cluster started on this machine with `ray start --head`",
-    )
-    job.add_argument("--workers", type=at_least(1), help="CPUs of the local Ray (default: every core)")
+    add_ray_flags(job)
     add_flag(job, "overwrite")
     job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     return job
@@ -411,11 +425,7 @@ def main(argv=None) -> list[dict]:
                 make_candidate(spec, 0, tuple(cell.pool))
     except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
-    if args.ray is not None:
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            job.error('--ray needs Ray: pip install -e ".[ray]"')
+    require_ray(job, args)
     record = json.loads(json.dumps(asdict(settings)))
     argv = command_line(argv)
     try:
