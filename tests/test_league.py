@@ -25,9 +25,12 @@ def settings(agents=("a", "b", "c"), players=(3, 5)) -> league.Settings:
 
 def test_tables_seat_distinct_agents_while_the_pool_lasts_and_everyone_when_it_does_not():
     big = settings(agents=[f"agent{i}" for i in range(8)], players=(4,))
-    draws = [league.seat_agents(big, 4, i) for i in range(20)]
+    assert league.compositions(big, 4) == 70
+    draws = [league.seat_agents(big, 4, i) for i in range(140)]
     assert all(len(set(d)) == 4 for d in draws)
-    assert len({tuple(d) for d in draws}) > 10  # random subsets and orders, not one table again and again
+    for cycle in (draws[:70], draws[70:]):  # every set of four agents once per cycle, in a shuffled order
+        assert len({frozenset(d) for d in cycle}) == 70
+    assert draws[:70] != draws[70:] and len({tuple(d) for d in draws}) > 100  # other orders, other seatings
     small = settings(players=(5,))
     assert all(set(league.seat_agents(small, 5, i)) == {"a", "b", "c"} for i in range(20))
     assert league.seat_agents(small, 5, 3) == league.seat_agents(small, 5, 3)

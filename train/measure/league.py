@@ -21,7 +21,9 @@ model with ``--agents ... ppo:path/to/model.zip`` (and ``--trust-model`` for a S
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import time
 import zlib
 from dataclasses import asdict, dataclass
@@ -55,19 +57,33 @@ class Settings:
         return [(players, index) for players in self.players for index in range(self.tables)]
 
 
-def table_seed(settings: Settings, players: int, index: int) -> int:
-    """A table's seed from the job's seed, the pool, the table size and the index (stable across processes)."""
+def table_seed(settings: Settings, players: int, index: int, purpose: int = 0) -> int:
+    """A seed from the job's seed, the pool, the table size, the index and the purpose (0: the table's own
+    streams, 1: the order of the cycle ``index`` of agent sets), stable across processes."""
     pool = zlib.crc32(" ".join(settings.agents).encode())
-    return int(np.random.SeedSequence([settings.seed, pool, players, index]).generate_state(1)[0])
+    entropy = [settings.seed, pool, players, index, purpose]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
 def seat_agents(settings: Settings, players: int, index: int) -> list[str]:
-    """The agents at a table, in seat-list order: a random draw from the pool, each pool agent at most once
-    while it has enough of them, and every one at least once when the table is larger than the pool."""
+    """The agents at a table, in seat-list order. While the pool has enough agents, the tables of one size
+    go through every set of ``players`` distinct agents in a shuffled order, each set once per cycle: an
+    agent's chips depend on whom it meets, so every agent meets every company equally often (after whole
+    cycles; the leaderboard says how many). A table larger than the pool seats everyone, some twice."""
     rng = np.random.default_rng(table_seed(settings, players, index))
-    rounds = -(-players // len(settings.agents))
-    order = np.concatenate([rng.permutation(len(settings.agents)) for _ in range(rounds)])[:players]
+    pool = len(settings.agents)
+    if pool >= players:
+        sets = list(itertools.combinations(range(pool), players))
+        cycle = np.random.default_rng(table_seed(settings, players, index // len(sets), 1)).permutation(len(sets))
+        order = rng.permutation(sets[cycle[index % len(sets)]])
+    else:
+        order = np.concatenate([rng.permutation(pool) for _ in range(-(-players // pool))])[:players]
     return [settings.agents[i] for i in order]
+
+
+def compositions(settings: Settings, players: int) -> int:
+    """How many different sets of distinct agents a table of ``players`` can seat (0: the pool is smaller)."""
+    return math.comb(len(settings.agents), players) if len(settings.agents) >= players else 0
 
 
 def play_table(settings: Settings, players: int, index: int) -> dict:
@@ -148,10 +164,16 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
         bar.update(1)
     bar.close()
     rows = leaderboard(settings, [tables[unit] for unit in units])
+    cover = "; ".join(
+        f"{n} players: {settings.tables / compositions(settings, n):.2g} × each of the {compositions(settings, n)} sets"
+        for n in settings.players
+        if compositions(settings, n)
+    )
     title = (
         f"League of {len(settings.agents)} agents, rules {settings.rules}: {settings.tables} tables of "
         f"{'/'.join(map(str, settings.players))} players × {settings.deals:,} deals (every seat rotation), "
         f"matches of {settings.match_deals} deals, seed {settings.seed} ({time.perf_counter() - started:.0f} s)"
+        + (f". Tables seat {cover} of agents" if cover else "")
     )
     save(settings, rows, folder, title)
     return rows
