@@ -30,7 +30,7 @@ import numba
 import numpy as np
 
 from snipsnap_env.batch import BatchEnv, play_seated
-from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
+from snipsnap_env.cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
 from snipsnap_env.engine import NO_RANK
 from snipsnap_env.jit_cache import drop_if_sources_changed
 from snipsnap_env.kernel import (
@@ -39,6 +39,7 @@ from snipsnap_env.kernel import (
     FEWEST_LED,
     LAST_PLAYER,
     LEADS,
+    NOT_LED,
     OPEN_RANK,
     POT,
     SET_LEADER,
@@ -51,18 +52,28 @@ from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_fe
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
-from .pimc import _sample_world, candidates_by_copies, fewest_led
-from .scripted import hand_counts
+from .pimc import _respect_caps, _sample_world, candidates_by_copies, fewest_led
+from .scripted import hand_counts, kernel_name
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sample_worlds(own, played, sizes, streams, worlds):
-    """``worlds[r, w]``: row ``r``'s world ``w`` (seat 0 holds ``own[r]``), drawn from ``streams[r, w]``."""
+def _sample_worlds(own, played, sizes, caps, streams, worlds):
+    """``worlds[r, w]``: row ``r``'s world ``w`` (seat 0 holds ``own[r]``, seat ``s`` at most ``caps[r, s]``
+    copies of a rank where it can), drawn from ``streams[r, w]``."""
     for r in range(worlds.shape[0]):
         for w in range(worlds.shape[1]):
             _sample_world(own[r], played[r], sizes[r], streams[r, w : w + 1], worlds[r, w])
+            _respect_caps(worlds[r, w], caps[r], streams[r, w : w + 1], 16 * NUM_CARDS)  # no draw if none over
+
+
+def _counts(obs, n: int):
+    """Each row's own hand, the cards played of each rank and the n hand sizes, as whole numbers."""
+    own = hand_counts(obs).astype(np.int64)
+    played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
+    sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
+    return own, played, sizes
 
 
 class ModelSearch(Policy):
@@ -134,17 +145,14 @@ class ModelSearch(Policy):
 
     def _scores_for_table(self, obs, mask, n, opponents):
         rows, samples = len(obs), self.samples
-        own = hand_counts(obs).astype(np.int64)
-        played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
-        sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
+        own, played, sizes = _counts(obs, n)
         if (obs[:, SLICES["is_lead"].start] < 0.5).any() or (
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
         ).any():
             raise ValueError("model_search searches leads only: every row with a choice must be a lead")
         candidates = candidates_by_copies(own, mask[:, :NUM_RANKS])
         streams = seed_streams(int(self.rng.integers(2**63)), rows * samples * (2 + n)).reshape(rows, samples, -1)
-        worlds = np.zeros((rows, samples, n, NUM_RANKS), np.int8)
-        _sample_worlds(own, played, sizes, streams[:, :, 0].copy(), worlds)
+        worlds = self.sample_worlds(obs, n, opponents, streams[:, :, 0].copy())
         # one game per (row, world, candidate); the candidates of a world share its seat streams
         row, world, rank = np.nonzero(np.broadcast_to(candidates[:, None, :], (rows, samples, NUM_RANKS)))
         env = BatchEnv(len(row), n, rules=rules_from_features(obs[0, SLICES["rules"]]))
@@ -165,6 +173,22 @@ class ModelSearch(Policy):
         totals = np.zeros((rows, samples, NUM_RANKS))
         totals[row, world, rank] = chips - np.rint(obs[row, SLICES["score"].start] * CHIP_SCALE)  # from here on
         return np.where(candidates, totals.mean(axis=1), np.nan)
+
+    def sample_worlds(self, obs, n: int, opponents, streams) -> np.ndarray:
+        """(rows, samples, n, 13) worlds of each row's lead, one per stream of ``streams`` (rows, samples).
+        A seat played by most_copies holds no more of any rank than the fewest copies it showed in a set it
+        chose to lead (as in :class:`agents.pimc.PIMC`): what its leads revealed."""
+        own, played, sizes = _counts(obs, n)
+        shown = fewest_led(obs, n)
+        caps = np.full((len(obs), n), CARDS_PER_RANK, np.int64)
+        for index, model in enumerate(self.models):
+            if kernel_name(model) == "most_copies":
+                seated = np.zeros((len(obs), n), bool)
+                seated[:, 1:] = opponents[:, : n - 1] == index
+                caps = np.where(seated & (shown < NOT_LED), shown, caps)
+        worlds = np.zeros((*streams.shape, n, NUM_RANKS), np.int8)
+        _sample_worlds(own, played, sizes, caps, streams, worlds)
+        return worlds
 
     @staticmethod
     def _set_up(env: BatchEnv, obs, holding, played, sizes, n):

@@ -79,3 +79,25 @@ def test_a_teacher_that_knows_its_table_seats_each_positions_real_opponents():
         teacher.scores(obs, mask, seated[:, :3])
     with pytest.raises(ValueError, match="model_search:<samples>"):
         teacher_from_spec("model_search:x", 0)
+
+
+def test_worlds_respect_what_a_most_copies_seat_showed_by_its_leads():
+    obs, mask = lead_positions(4, 200, seed=5)
+    n = 4
+    shown = np.rint(obs[:, SLICES["fewest_led"]][:, :n] * CARDS_PER_RANK)
+    led = obs[:, SLICES["leads"]][:, :n] > 0
+    pool = [agents.make("most_copies"), agents.make("random")]
+    streams = np.random.SeedSequence(0).generate_state(len(obs) * 8, np.uint64).reshape(len(obs), 8)
+    everyone_most = np.zeros((len(obs), 7), np.int64)
+    worlds = ModelSearch(pool, samples=8, seed=0).sample_worlds(obs, n, everyone_most, streams.copy())
+    capped = led[:, None, 1:] & (shown[:, None, 1:] < 4)
+    most_held = worlds[:, :, 1:].max(axis=3)
+    assert capped.any()
+    broken = capped & (most_held > shown[:, None, 1:])
+    assert broken.mean() < 0.01  # (the swaps give up where a deal cannot satisfy every cap)
+    # the same streams with random-lead seats: their worlds break those caps, so the caps did the work
+    free = ModelSearch(pool, samples=8, seed=0).sample_worlds(obs, n, everyone_most + 1, streams.copy())
+    assert (capped & (free[:, :, 1:].max(axis=3) > shown[:, None, 1:])).mean() > 0.05
+    hands = worlds.sum(axis=3)  # the caps swap cards between seats: sizes and the unseen cards stay
+    np.testing.assert_array_equal(hands, free.sum(axis=3))
+    np.testing.assert_array_equal(worlds.sum(axis=2), free.sum(axis=2))
