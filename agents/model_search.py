@@ -52,7 +52,7 @@ from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_fe
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
-from .pimc import _respect_caps, _sample_world, candidates_by_copies, fewest_led
+from .pimc import LeadSearch, _respect_caps, _sample_world, candidates_by_copies, fewest_led
 from .scripted import hand_counts, kernel_name
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
@@ -76,7 +76,7 @@ def _counts(obs, n: int):
     return own, played, sizes
 
 
-class ModelSearch(Policy):
+class ModelSearch(LeadSearch):
     """Determinized Monte-Carlo lead choice whose worlds seat ``model`` (a policy, or a list of them:
     see :meth:`scores`) in the other seats."""
 
@@ -110,15 +110,6 @@ class ModelSearch(Policy):
         for i, policy in [(0, self.rollout_policy), *enumerate(self.models)]:
             if hasattr(policy, "reseed"):
                 policy.reseed(None if seed is None else seed + 1 + i)
-
-    def act_batch(self, obs, mask):
-        mask = check_masks(mask)
-        obs = np.asarray(obs, np.float32)
-        actions = mask.argmax(axis=1)  # forced turns: the one legal action
-        choosing = np.flatnonzero(mask.sum(axis=1) > 1)
-        if choosing.size:
-            actions[choosing] = np.nanargmax(self.scores(obs[choosing], mask[choosing]), axis=1)
-        return actions
 
     def scores(self, obs: np.ndarray, mask: np.ndarray, opponents: np.ndarray | None = None) -> np.ndarray:
         """(B, 13) mean chips from here on of each candidate lead over the sampled worlds (NaN where not a

@@ -160,7 +160,24 @@ def pimc_scores(own, played, sizes, pot, fewest_led, candidates, samples, polici
             totals[r, w, rank] = deal_score[0]
 
 
-class PIMC(Policy):
+class LeadSearch(Policy):
+    """A player that searches its real choices: forced turns take the one legal action, and at a lead with a
+    choice it leads the candidate its ``scores(obs, mask)`` (B, 13; NaN where not a candidate) values most."""
+
+    def act_batch(self, obs, mask):
+        mask = check_masks(mask)
+        obs = np.asarray(obs, np.float32)
+        actions = mask.argmax(axis=1)  # forced turns: the one legal action
+        choosing = np.flatnonzero(mask.sum(axis=1) > 1)
+        if choosing.size:
+            actions[choosing] = np.nanargmax(self.scores(obs[choosing], mask[choosing]), axis=1)
+        return actions
+
+    def scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class PIMC(LeadSearch):
     """Determinized Monte-Carlo lead choice: ``samples`` sampled worlds, every candidate rolled out in each."""
 
     name = "pimc"
@@ -177,15 +194,6 @@ class PIMC(Policy):
         self.opponent_model, self.rollout_policy = opponent_model, rollout_policy
         self._models = opponent_model.split("+")  # "random+most_copies": half the worlds each
         policy_codes([*self._models, rollout_policy])  # a clear error for a policy the kernel cannot play
-
-    def act_batch(self, obs, mask):
-        mask = check_masks(mask)
-        obs = np.asarray(obs, np.float32)
-        actions = mask.argmax(axis=1)  # forced turns: the one legal action
-        choosing = np.flatnonzero(mask.sum(axis=1) > 1)
-        if choosing.size:
-            actions[choosing] = self._search(obs[choosing], mask[choosing])
-        return actions
 
     def scores(self, obs: np.ndarray, mask: np.ndarray, opponents: np.ndarray | None = None) -> np.ndarray:
         """(B, 13) mean chips of each candidate lead over the sampled worlds (NaN where not a candidate).
@@ -212,10 +220,6 @@ class PIMC(Policy):
                 features = obs[same[0], SLICES["rules"]]
                 scores[same] = self._scores_for_table(obs[same], mask[same], int(n), features, seated)
         return scores
-
-    def _search(self, obs, mask):
-        scores = self.scores(obs, mask)
-        return np.nanargmax(scores, axis=1)
 
     def _scores_for_table(self, obs, mask, n, features, seated=None):
         own = hand_counts(obs).astype(np.int64)
