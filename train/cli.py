@@ -103,6 +103,11 @@ FLAGS = {
         action="store_true", help="replace the results of other settings in --out (only files a job of ours wrote)"
     ),
     "runs": dict(default="runs", help="folder of training runs"),
+    "trust-model": dict(
+        action="store_true",
+        help="also load ppo:<file> models that are Stable-Baselines3 zips: SB3 unpickles them, which runs any "
+        "code in the file, so use this only for files from a source you trust",
+    ),
 }
 
 

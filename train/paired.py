@@ -12,7 +12,7 @@ import numpy as np
 
 import agents
 from agents.scripted import kernel_name
-from snipsnap_env.batch import BatchEnv, play_given_deals, play_seated  # noqa: F401 (play_seated: used here and by the measurements)
+from snipsnap_env.batch import BatchEnv, play_given_deals, play_seated
 from snipsnap_env.cards import NUM_CARDS
 
 Z95 = 1.959964

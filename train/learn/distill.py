@@ -186,7 +186,9 @@ def distill(model, args, log=print) -> dict:
     return diagnostics: accuracy per round and the teacher's mean value gap over most_copies."""
 
     pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]
-    models = [agents.make(name, seed=args.seed + 101 + i) for i, name in enumerate(args.teacher_opponents)]
+    models = None  # a model_search teacher's own copies of the opponents (their streams apart from the table's)
+    if args.teacher.startswith("model_search"):
+        models = [agents.make(name, seed=args.seed + 101 + i) for i, name in enumerate(args.teacher_opponents)]
     teacher = teacher_from_spec(args.teacher, args.seed, models)
     # the teacher models each opponent as the policy seated there: any policy for model_search (its
     # index in the pool), when the kernel can play them all for pimc (its kernel code)

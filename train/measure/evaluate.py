@@ -69,12 +69,6 @@ def save_results(tables: list[list[Row]], folder, title: str) -> None:
     plt.close(fig)
 
 
-TRUST_HELP = (
-    "also load ppo:<file> models that are Stable-Baselines3 zips: SB3 unpickles them, which runs any code in "
-    "the file, so use this only for files from a source you trust"
-)
-
-
 def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
     """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
     when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
@@ -190,7 +184,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
     add_flag(job, "out", help="folder for results.md/.csv/.json/.png (default: results/evaluate/<settings hash>)")
     add_flag(job, "overwrite")
-    job.add_argument("--trust-model", action="store_true", help=TRUST_HELP)
+    add_flag(job, "trust-model")
     return job
 
 

@@ -34,7 +34,7 @@ from ..cli import add_flag, at_least, command_line, new_parser, progress_bar
 from ..paired import PairedDeals, mean_ci
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
-from .evaluate import TRUST_HELP, make_candidate
+from .evaluate import make_candidate
 from .matrix import InProcess, OnRay, add_ray_flags, require_ray
 from .mixed import play_rotations
 
@@ -102,15 +102,14 @@ def agent_chips(table: dict) -> dict[str, np.ndarray]:
     return {name: chips[[i for i, n in enumerate(names) if n == name]].mean(axis=0) for name in dict.fromkeys(names)}
 
 
-def rate(settings: Settings, tables: list[dict]) -> dict:
-    """OpenSkill Plackett-Luce ratings after every match of every table, in table order."""
+def rate(settings: Settings, chips_by_table: list[dict]) -> dict:
+    """OpenSkill Plackett-Luce ratings after every match of every table (its :func:`agent_chips`), in order."""
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()
     ratings = {name: model.rating() for name in settings.agents}
     matches = {name: 0 for name in settings.agents}
-    for table in tables:
-        chips = agent_chips(table)
+    for chips in chips_by_table:
         names = list(chips)
         for start in range(0, settings.deals, settings.match_deals):
             scores = [float(chips[name][start : start + settings.match_deals].sum()) for name in names]
@@ -126,12 +125,17 @@ def rate(settings: Settings, tables: list[dict]) -> dict:
 
 def leaderboard(settings: Settings, tables: list[dict]) -> list[dict]:
     """One row per agent, best first by ``mu - 3 sigma``: its rating and chips per deal per table size."""
-    ratings = rate(settings, tables)
+    chips_by_table = [agent_chips(table) for table in tables]
+    ratings = rate(settings, chips_by_table)
     rows = []
     for name in settings.agents:
         row = {"agent": name, **ratings[name]}
         for players in settings.players:
-            deals = [agent_chips(t)[name] for t in tables if t["players"] == players and name in t["agents"]]
+            deals = [
+                chips[name]
+                for table, chips in zip(tables, chips_by_table)
+                if table["players"] == players and name in chips
+            ]
             mean, ci = mean_ci(np.concatenate(deals)) if deals else (float("nan"), float("nan"))
             row[f"chips_{players}p"], row[f"ci95_{players}p"], row[f"deals_{players}p"] = mean, ci, sum(map(len, deals))
         rows.append(row)
@@ -247,7 +251,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     add_flag(job, "out", help="folder for league.md/.csv/.json/.png (default: results/league/<settings hash>)")
     add_flag(job, "overwrite")
-    job.add_argument("--trust-model", action="store_true", help=TRUST_HELP)
+    add_flag(job, "trust-model")
     return job
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import agents
 from agents.pimc import candidates_by_copies
 from agents.scripted import hand_counts
-from snipsnap_env.batch import BatchEnv
+from snipsnap_env.batch import BatchEnv, play_seated
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.jit_cache import drop_if_sources_changed
 from snipsnap_env.kernel import (
@@ -36,7 +36,7 @@ from snipsnap_env.kernel import (
 from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
 
 from ..cli import add_flag, at_least, new_parser
-from ..paired import PairedDeals, Row, play_paired, play_seated, summarise
+from ..paired import PairedDeals, Row, play_paired, summarise
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
