@@ -48,12 +48,12 @@ from snipsnap_env.kernel import (
     WINNER,
     seed_streams,
 )
-from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
+from snipsnap_env.observation import CHIP_SCALE, SLICES, rules_from_features
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
-from .pimc import LeadSearch, _respect_caps, _sample_world, candidates_by_copies, fewest_led
-from .scripted import hand_counts, kernel_name
+from .pimc import LeadSearch, _respect_caps, _sample_world, candidates_by_copies, fewest_led, position_counts
+from .scripted import kernel_name
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -66,14 +66,6 @@ def _sample_worlds(own, played, sizes, caps, streams, worlds):
         for w in range(worlds.shape[1]):
             _sample_world(own[r], played[r], sizes[r], streams[r, w : w + 1], worlds[r, w])
             _respect_caps(worlds[r, w], caps[r], streams[r, w : w + 1], 16 * NUM_CARDS)  # no draw if none over
-
-
-def _counts(obs, n: int):
-    """Each row's own hand, the cards played of each rank and the n hand sizes, as whole numbers."""
-    own = hand_counts(obs).astype(np.int64)
-    played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
-    sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
-    return own, played, sizes
 
 
 class ModelSearch(LeadSearch):
@@ -136,7 +128,7 @@ class ModelSearch(LeadSearch):
 
     def _scores_for_table(self, obs, mask, n, opponents):
         rows, samples = len(obs), self.samples
-        own, played, sizes = _counts(obs, n)
+        own, played, sizes = position_counts(obs, n)
         if (obs[:, SLICES["is_lead"].start] < 0.5).any() or (
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
         ).any():
@@ -169,7 +161,7 @@ class ModelSearch(LeadSearch):
         """(rows, samples, n, 13) worlds of each row's lead, one per stream of ``streams`` (rows, samples).
         A seat played by most_copies holds no more of any rank than the fewest copies it showed in a set it
         chose to lead (as in :class:`agents.pimc.PIMC`): what its leads revealed."""
-        own, played, sizes = _counts(obs, n)
+        own, played, sizes = position_counts(obs, n)
         shown = fewest_led(obs, n)
         caps = np.full((len(obs), n), CARDS_PER_RANK, np.int64)
         for index, model in enumerate(self.models):

@@ -222,9 +222,7 @@ class PIMC(LeadSearch):
         return scores
 
     def _scores_for_table(self, obs, mask, n, features, seated=None):
-        own = hand_counts(obs).astype(np.int64)
-        played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
-        sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
+        own, played, sizes = position_counts(obs, n)
         pot = np.rint(obs[:, SLICES["pot"].start] * CHIP_SCALE).astype(np.int64)
         if (obs[:, SLICES["is_lead"].start] < 0.5).any() or (
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
@@ -246,6 +244,14 @@ class PIMC(LeadSearch):
 
     def __repr__(self) -> str:
         return f"PIMC(samples={self.samples}, opponent_model={self.opponent_model!r})"
+
+
+def position_counts(obs, n: int):
+    """Each row's own hand, the cards played of each rank and the n hand sizes, as whole numbers."""
+    own = hand_counts(obs).astype(np.int64)
+    played = np.rint(obs[:, SLICES["played"]] * CARDS_PER_RANK).astype(np.int64)
+    sizes = np.rint(obs[:, SLICES["hand_size"]][:, :n] * MAX_HAND).astype(np.int64)
+    return own, played, sizes
 
 
 def fewest_led(obs: np.ndarray, n: int) -> np.ndarray:
