@@ -78,7 +78,10 @@ def test_one_flag_name_per_idea():
     [
         ("evaluate", ["--players", "9"], "9 players; allowed: 3 to 8"),
         ("evaluate", ["--seed", "-1"], "allowed: a whole number of at least 0"),
-        ("evaluate", ["--deals", "1"], "at least 2"),
+        ("evaluate", ["--deals", "1"], "from 2 to 5,000,000"),
+        ("evaluate", ["--deals", "9" * 12], "from 2 to 5,000,000"),
+        ("league", ["--tables", "10001"], "from 1 to 10,000"),
+        ("exploit", ["--target", "ppo", "--deals", "99999999"], "from 2 to 5,000,000"),
         ("bench_aec", ["--seconds", "0"], "a number above 0"),
         ("bench_batch", ["--ppo-steps", "-5"], "at least 1"),
         ("train_ppo", ["--threads", "0"], "threads got 0"),

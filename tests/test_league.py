@@ -62,8 +62,9 @@ def test_an_interrupted_league_resumes_from_its_finished_tables_with_the_same_by
         return real(*args)
 
     monkeypatch.setattr(league, "play_table", dies_after_four_tables)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(SystemExit) as stopped:  # Ctrl-C: what is done is kept, exit 130, no traceback
         run(tmp_path / "resumed")
+    assert stopped.value.code == 130
     assert len(list((tmp_path / "resumed" / "tables").iterdir())) == 4
     calls.clear()
     monkeypatch.setattr(league, "play_table", lambda *args: calls.append(args[1:]) or real(*args))

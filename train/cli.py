@@ -20,9 +20,13 @@ Dataclass jobs (``train_ppo``) get their flags from the fields via :func:`parse`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import json
 import math
 import numbers
+import signal
+import sys
 import typing
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
@@ -78,6 +82,13 @@ positive_float = Number(float, lambda v: v > 0, "a number above 0")
 non_negative_float = Number(float, lambda v: v >= 0, "a number of at least 0")
 fraction = Number(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")
 port = Number(int, lambda v: 0 <= v <= 65535, "a port from 1 to 65535, or 0 for any free port")
+MAX_DEALS = 5_000_000  # a deal's cards, seats and streams take ~1.5 kB while drawn: 5 M deals fit in ~8 GB
+deal_count = Number(int, lambda v: 2 <= v <= MAX_DEALS, f"a whole number from 2 to {MAX_DEALS:,}")
+
+
+def between(low: int, high: int) -> Number:
+    """A whole number from ``low`` to ``high``."""
+    return Number(int, lambda v: low <= v <= high, f"a whole number from {low:,} to {high:,}")
 
 
 def check_fields(instance) -> None:
@@ -97,7 +108,7 @@ FLAGS = {
     "rules": dict(default="scarne", choices=sorted(PRESETS), help="rules preset"),
     "opponents": dict(nargs="+", default=["random"], help="the opponents' pool: agent names"),
     "seed": dict(type=at_least(0), default=0, help="seed of every random stream of the job"),
-    "deals": dict(type=at_least(2), default=20_000, help="paired deals to evaluate on"),
+    "deals": dict(type=deal_count, default=20_000, help="paired deals to evaluate on"),
     "out": dict(default=None, help="folder for the results (default: results/<job>/<settings hash>)"),
     "overwrite": dict(
         action="store_true", help="replace the results of other settings in --out (only files a job of ours wrote)"
@@ -141,10 +152,70 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefa
         return super()._get_help_string(action)
 
 
-def new_parser(description: str | None) -> argparse.ArgumentParser:
-    """An ArgumentParser that shows a job's docstring (with its examples) as its --help text, and the
-    defaults of its flags."""
-    return argparse.ArgumentParser(description=description, formatter_class=_HelpFormatter)
+class JobParser(argparse.ArgumentParser):
+    """An ArgumentParser whose refusals are one line (``python -m train.<job>: error: ...``, exit status 2):
+    the usage block is what ``--help`` is for, and it would bury the one line that matters."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the flags)\n")
+
+
+def program(module: str | None) -> str | None:
+    """How a person runs the job of ``module`` (``train.measure.league`` → ``python -m train.league``)."""
+    if not module or module == "__main__":
+        return None
+    return f"python -m train.{module.rsplit('.', 1)[-1]}"
+
+
+def new_parser(description: str | None, module: str | None = None) -> argparse.ArgumentParser:
+    """A :class:`JobParser` named as the job is run (``module``: the job's ``__name__``), that shows its
+    docstring (with its examples) as its --help text, and the defaults of its flags."""
+    return JobParser(prog=program(module), description=description, formatter_class=_HelpFormatter)
+
+
+def refuse_repeats(job: argparse.ArgumentParser, flag: str, values) -> None:
+    """A usage error when the list flag ``--<flag>`` names a value twice (a table size played and rated twice
+    would count its evidence twice)."""
+    repeated = sorted({str(v) for v in values if list(values).count(v) > 1})
+    if repeated:
+        job.error(f"--{flag} names {', '.join(repeated)} more than once: {' '.join(map(str, values))}")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a timeout, kill, a batch scheduler) handled like Ctrl-C: keep what is done, then stop."""
+
+
+def on_sigterm(signum, frame):
+    """A SIGTERM handler that raises :class:`Terminated`."""
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def stops_cleanly(kept: str | None = None):
+    """Ctrl-C or SIGTERM inside the block: say what is kept (``kept``), then exit with status 130 / 143 and no
+    traceback. Whatever the job wrote before then stays; its own handlers may save more on the way out."""
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        if kept:
+            print(f"\ninterrupted: {kept}", file=sys.stderr)
+        raise SystemExit(143 if isinstance(interrupt, Terminated) else 130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def read_json(path) -> object:
+    """The JSON value in the file ``path``; a file that is not JSON, or nests too deep for Python to read
+    (a RecursionError otherwise), is a ValueError naming it."""
+    from pathlib import Path
+
+    try:
+        return json.loads(Path(path).read_text())
+    except RecursionError:
+        raise ValueError(f"{path} nests too deep to be one of this project's files") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not text") from None
 
 
 def add_dataclass_flags(cls, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -176,7 +247,7 @@ def from_namespace(cls, namespace: argparse.Namespace, parser: argparse.Argument
 
 def parse(cls, argv=None, description: str | None = None):
     """An instance of dataclass ``cls`` from the command line."""
-    parser = add_dataclass_flags(cls, new_parser(description))
+    parser = add_dataclass_flags(cls, new_parser(description, getattr(cls, "__module__", None)))
     return from_namespace(cls, parser.parse_args(argv), parser)
 
 

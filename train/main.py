@@ -25,7 +25,7 @@ CANDIDATES = ["random", "random_card", "most_copies", "fewest_copies", "control"
 
 
 def parser() -> argparse.ArgumentParser:
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     benchmark = job.add_argument_group("the closing benchmark")
     add_flag(benchmark, "deals", help="paired deals in the closing benchmark")
     add_flag(

@@ -4,7 +4,8 @@ Without ``--out`` a job writes to ``results/<job>/<settings hash>/``: a fresh fo
 committed tables (which live in ``docs/results/``). The same settings again rewrite their own
 folder; other settings in a folder are refused unless ``--overwrite``, and a folder holding files that no
 job of ours wrote is refused either way, naming them. Every folder gets ``provenance.json``: the command,
-the commit and the date that made it.
+the commit and the date that made it, and once the job has finished its wall time (``seconds``). Wall time is
+kept there only, so that a seeded job's tables are the same bytes every time it runs.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import hashlib
 import json
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
-from .run_folder import Refused, RunFolder
+from .run_folder import FolderTaken, Refused, RunFolder
 
 PROVENANCE_FILE = "provenance.json"
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,12 +70,14 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
     """``with results_folder(out, job, settings) as folder:`` the job's output folder (``out``, or
     :func:`default_out`), locked and checked before any work, with its provenance written."""
     path = Path(out) if out else default_out(job, settings)
+    started = time.perf_counter()
+    record = provenance(job, argv)
     folder = RunFolder(
         path, settings, resume=not overwrite, overwrite=overwrite, job=job, name_flag="--out", resume_may_start=True
     )
     try:
         folder.__enter__()
-        folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(provenance(job, argv), indent=1)))
+        folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(record, indent=1)))
     except OSError as error:
         folder.__exit__(None, None, None)
         if isinstance(error, Refused):
@@ -81,6 +85,8 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
         raise CannotWrite(f"cannot write results to {path}: {error.strerror or error}") from None
     try:
         yield folder
+        record["seconds"] = round(time.perf_counter() - started, 1)
+        folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(record, indent=1)))
     finally:
         folder.__exit__(None, None, None)
 
@@ -109,3 +115,14 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def refuse_foreign(folder, subfolder: str) -> None:
+    """Refuse, in one line, a ``subfolder`` of kept results (a league's tables, a matrix's cells) that holds files
+    this job did not write: they would be neither trusted nor replaced."""
+    foreign = [name for name in folder.manifest.foreign() if name.startswith(subfolder + "/")]
+    if foreign:
+        listed = ", ".join(foreign[:4]) + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
+        raise FolderTaken(
+            f"{folder.path} holds files this {folder.job} did not write ({listed}); move them away and run again"
+        )

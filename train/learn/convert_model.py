@@ -15,7 +15,7 @@ from ..cli import new_parser
 
 
 def parser():
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("source", help="the Stable-Baselines3 MaskablePPO zip")
     job.add_argument("target", help="the file to write in snipsnap's model format")
     job.add_argument(

@@ -62,7 +62,7 @@ def plot_runs(run_dirs: list[Path], path: Path, title: str) -> Path | None:
 
 
 def parser():
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("runs", nargs="+", help="run folders (<runs>/<run-name>) with an eval.csv each")
     add_flag(job, "out", help="folder for curves.png (default: results/curves/<settings hash>)")
     add_flag(job, "overwrite")

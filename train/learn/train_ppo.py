@@ -45,8 +45,10 @@ from ..cli import (
     from_namespace,
     new_parser,
     non_negative_float,
+    on_sigterm,
     positive_float,
     require,
+    stops_cleanly,
 )
 from ..paired import PairedDeals, mean_ci, play_paired
 from ..run_folder import (
@@ -491,14 +493,6 @@ def train_or_reuse(args: Args) -> Path:
     return run_dir
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM (timeout, kill, batch schedulers) handled like Ctrl-C: save, then stop."""
-
-
-def _on_sigterm(signum, frame):
-    raise _Terminated()
-
-
 def _train(args: Args, folder: RunFolder) -> Path:
     import torch
     from stable_baselines3.common.logger import Logger, make_output_format
@@ -538,7 +532,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
     for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
         if not folder.manifest.owns(events):
             folder.record(events)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     run_state = {"point": point}  # the latest resume point, then one taken where each rollout starts
     started = time.perf_counter()
     distilling = checkpoint is None and bool(args.teacher)
@@ -673,7 +667,7 @@ def ResumableCSV(filename: str):
 
 
 def parser():
-    return add_dataclass_flags(Args, new_parser(__doc__))
+    return add_dataclass_flags(Args, new_parser(__doc__, __name__))
 
 
 TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
@@ -692,12 +686,11 @@ def main(argv=None) -> Path:
 def refusals_and_interrupts(job):
     """A refusal (busy, taken or other settings: see run_folder.Refused) as one line and exit status 2; Ctrl-C
     or SIGTERM, after the run has saved and said so, as exit status 130 or 143 without a traceback."""
-    try:
-        yield
-    except Refused as error:
-        job.error(str(error))
-    except KeyboardInterrupt as interrupt:
-        raise SystemExit(143 if isinstance(interrupt, _Terminated) else 130) from None
+    with stops_cleanly():  # the run has said where it saved
+        try:
+            yield
+        except Refused as error:
+            job.error(str(error))
 
 
 if __name__ == "__main__":

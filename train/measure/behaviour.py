@@ -43,7 +43,7 @@ def behaviour(spec: str, players, rules: str, opponents, positions: int, seed: i
 
 
 def parser():
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("--agent", default="ppo", help="an agent as train.evaluate names it")
     add_flag(job, "players", nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
     add_flag(job, "rules")

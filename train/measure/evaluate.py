@@ -19,7 +19,7 @@ import agents
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
-from ..cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
+from ..cli import add_flag, add_table_flags, command_line, deal_count, new_parser, progress_bar
 from ..paired import PairedDeals, Row, play_candidates, summarise
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
@@ -73,17 +73,38 @@ def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_
     """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
     when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
     Stable-Baselines3 zip (which runs the file's pickled code)."""
-    name, _, option = spec.partition(":")
+    name, colon, option = spec.partition(":")
     if name == "ppo":
+        if colon and not option:
+            raise ValueError(f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the "
+                             "shipped model)")
         return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
     if name == "pimc":
-        if option and not option.isdigit():
-            raise ValueError(f"candidate {spec!r}: write pimc:<samples>, e.g. pimc:128")
+        if colon and not (option.isascii() and option.isdigit() and int(option) >= 1):
+            raise ValueError(
+                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. "
+                "pimc:128"
+            )
         model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
         return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
-    if option:
+    if colon:
         raise ValueError(f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option")
     return agents.make(name, seed=seed)
+
+
+def model_files(policies: dict) -> dict[str, str]:
+    """The SHA-256 of the model file behind each learned agent among ``policies`` (spec → made policy: ``ppo``,
+    ``ppo_scratch``, ``ppo:<file>``): what results are keyed by, so that a file replaced under the same name
+    makes new settings, never a reason to reuse the old model's results."""
+    from ..manifest import sha256
+
+    paths = {spec: getattr(policy, "path", None) for spec, policy in policies.items()}
+    return {spec: sha256(path) for spec, path in paths.items() if path is not None}
+
+
+def made(specs, trust_model: bool = False) -> dict:
+    """Each of ``specs`` made once (seed 0), so that a bad name or model file is refused before any work."""
+    return {spec: make_candidate(spec, 0, trust_model=trust_model) for spec in dict.fromkeys(specs)}
 
 
 def evaluate(
@@ -112,8 +133,7 @@ def evaluate(
     this results folder, already open, instead.
     """
     check_num_players(num_players)
-    if deals < 2:
-        raise ValueError(f"deals got {deals}; allowed: at least 2 (a confidence interval needs two)")
+    deal_count.check("deals", deals)  # at least 2 (a confidence interval needs two), at most what memory holds
     if rules not in PRESETS:
         raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
     for name in (reference, *compare_to):
@@ -139,6 +159,7 @@ def evaluate(
         "deals": deals,
         "seed": seed,
         "references": [reference, *compare_to],
+        "models": model_files(policies),
     }
     with results_folder(out_dir, "evaluate", settings, overwrite, argv) as folder:
         tables, title = _measure(
@@ -160,17 +181,17 @@ def _measure(policies: dict, opponents, num_players, rules, deals, seed, referen
     tables = [summarise(results, name) for name in references]
     title = (
         f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
-        f"seed {seed} ({time.perf_counter() - started:.0f} s)"
+        f"seed {seed}"
     )
     if not quiet:
-        print(title)
+        print(f"{title} ({time.perf_counter() - started:.0f} s)")
         print("\n\n".join(format_table(table) for table in tables))
     return tables, title
 
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument(
         "--candidates",
         nargs="+",

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from dataclasses import asdict
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from ..cli import add_flag, command_line, new_parser, progress_bar
+from ..cli import add_flag, command_line, new_parser, progress_bar, refuse_repeats
 from ..results_folder import csv_of, pyplot, results_folder
 from ..run_folder import Refused
-from .evaluate import evaluate, make_candidate
+from .evaluate import evaluate, made, model_files
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
 
@@ -29,11 +28,10 @@ def ladder(players, opponents, candidates, rules: str, deals: int, seed: int, fo
     ``folder`` (a train.results_folder), if given."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
-    started = time.perf_counter()
     for n, pool in progress_bar(cells, desc="ladder", unit="cell"):
         table = evaluate(candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True)
         rows += [{"players": n, "opponents": pool, **asdict(row)} for row in table]
-    title = f"rules {rules}, {deals:,} paired deals per cell, seed {seed} ({time.perf_counter() - started:.0f} s)"
+    title = f"rules {rules}, {deals:,} paired deals per cell, seed {seed}"
     if folder is not None:
         save(rows, title, folder)
     return rows
@@ -94,7 +92,7 @@ def save(rows: list[dict], title: str, folder) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
     add_flag(job, "opponents", default=["random", "most_copies"], help="opponent pools: one panel each")
     job.add_argument("--candidates", nargs="+", default=DEFAULT_CANDIDATES)
@@ -111,12 +109,13 @@ def main(argv=None) -> list[dict]:
     args = job.parse_args(argv)
     if "most_copies" not in args.candidates:
         args.candidates = ["most_copies", *args.candidates]
-    for spec in args.candidates:  # a bad name or model file: refused before the folder or any work
-        try:
-            make_candidate(spec, 0)
-        except (ValueError, FileNotFoundError, ImportError) as error:
-            job.error(str(error))
+    for flag in ("players", "opponents", "candidates"):
+        refuse_repeats(job, flag, getattr(args, flag))
     settings = {key: getattr(args, key) for key in ("players", "opponents", "candidates", "rules", "deals", "seed")}
+    try:  # a bad name or model file: refused before the folder or any work
+        settings["models"] = model_files(made(args.candidates))
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        job.error(str(error))
     argv = command_line(argv)
     try:
         with results_folder(args.out, "ladder", settings, args.overwrite, argv) as folder:

@@ -11,8 +11,11 @@ by) and chips per deal at each table size with 95% CIs, as league.md, .csv, .jso
 Tables are work units, run here or as Ray tasks (``--ray``, as in ``train.matrix``). A table's agents, deals
 and random streams are seeded from ``--seed``, its size and its index, and the ratings are updated in table
 order after all tables are in, so league.json is byte for byte the same in process and on Ray. Finished
-tables are kept in ``--out/tables/``: a league started again with the same flags resumes. Add your own
-model with ``--agents ... ppo:path/to/model.zip`` (and ``--trust-model`` for a Stable-Baselines3 zip).
+tables are kept in ``--out/tables/``: a league started again with the same flags resumes, reading back only the
+tables it wrote there, unchanged (their SHA-256 in the folder's manifest) and whole; any other is played again,
+saying so. Learned agents are keyed by their model file's SHA-256, so a file replaced under the same name is a
+new league, never the old tables. Add your own model with ``--agents ... ppo:path/to/model.zip`` (and
+``--trust-model`` for a Stable-Baselines3 zip).
 
     python -m train.league --agents random most_copies fewest_copies control pimc:32 pimc:128 ppo --players 4 6
     python -m train.league --agents random most_copies ppo ppo_scratch --players 3 4 5 6 --tables 40 --ray
@@ -24,21 +27,35 @@ import argparse
 import itertools
 import json
 import math
-import time
 import zlib
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
-from ..cli import add_flag, at_least, command_line, new_parser, progress_bar
+from ..cli import (
+    add_flag,
+    at_least,
+    between,
+    command_line,
+    new_parser,
+    progress_bar,
+    read_json,
+    refuse_repeats,
+    stops_cleanly,
+)
 from ..paired import PairedDeals, mean_ci
-from ..results_folder import csv_of, pyplot, results_folder
+from ..results_folder import csv_of, default_out, pyplot, refuse_foreign, results_folder
 from ..run_folder import Refused
-from .evaluate import make_candidate
-from .matrix import InProcess, OnRay, add_ray_flags, require_ray
+from .evaluate import made, make_candidate, model_files
+from .matrix import add_ray_flags, require_ray, start_runner
 from .mixed import play_rotations
 
 DEFAULT_AGENTS = ("random", "most_copies", "fewest_copies", "control", "pimc:32", "pimc:128", "ppo", "ppo_scratch")
+TABLES = "tables"  # the folder's subfolder of finished tables
+MAX_TABLES = 10_000  # per table size
+MAX_DEALS_PER_SIZE = 10_000_000  # tables × deals at one size: every seat's chips stay in memory for the ratings
+ZERO_SUM = 1e-3  # a deal's chips, summed over the seats (rounded to 6 places each), are 0 within this
 
 
 @dataclass(frozen=True)
@@ -142,29 +159,59 @@ def leaderboard(settings: Settings, tables: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda row: -row["ordinal"])
 
 
-def read_table(folder, players: int, index: int) -> dict | None:
-    """A finished table kept in ``tables/`` (None if absent or unreadable: it is played again)."""
-    path = folder.path / "tables" / f"{players}p_{index}.json"
+def table_path(folder, players: int, index: int) -> Path:
+    return folder.path / TABLES / f"{players}p_{index}.json"
+
+
+def check_table(table, settings: Settings, players: int, index: int) -> None:
+    """Nothing, if ``table`` is table ``index`` of ``players`` of this league, whole; else a ValueError saying
+    what is wrong with it."""
+    if not isinstance(table, dict) or set(table) != {"players", "index", "agents", "chips"}:
+        raise ValueError("it is not a table of a league")
+    if (table["players"], table["index"]) != (players, index):
+        raise ValueError(f"it holds table {table['players']!r}p_{table['index']!r}")
+    if table["agents"] != seat_agents(settings, players, index):
+        raise ValueError("its agents are not the ones this league seats there")
+    chips = table["chips"]
+    if not (
+        isinstance(chips, list)
+        and len(chips) == players
+        and all(isinstance(seat, list) and len(seat) == settings.deals for seat in chips)
+        and all(type(value) in (int, float) and math.isfinite(value) for seat in chips for value in seat)
+    ):
+        raise ValueError(f"its chips are not {players} seats × {settings.deals:,} deals of finite numbers")
+    if np.abs(np.asarray(chips).sum(axis=0)).max() > ZERO_SUM:
+        raise ValueError("its chips do not add up to 0 in every deal (every deal is zero-sum)")
+
+
+def kept_table(folder, settings: Settings, players: int, index: int) -> dict | None:
+    """A finished table kept in ``tables/``, if this league wrote it, it is unchanged since (the manifest's
+    SHA-256) and it is whole; None if absent. Any other is named, with why, and played again."""
+    path = table_path(folder, players, index)
+    if not path.exists():
+        return None
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        folder.verify(path)
+        table = read_json(path)
+        check_table(table, settings, players, index)
+        return table
+    except ValueError as error:  # UntrustedFile is one too
+        print(f"{path}: {error}; playing table {players}p_{index} again")
         return None
 
 
 def run_league(settings: Settings, folder, runner, progress: bool = True) -> list[dict]:
     """Every table (finished ones read back), then the leaderboard, written into ``folder``."""
+    refuse_foreign(folder, TABLES)
     units = settings.units()
-    tables = {unit: read_table(folder, *unit) for unit in units}
+    tables = {unit: kept_table(folder, settings, *unit) for unit in units}
     todo = [unit for unit in units if tables[unit] is None]
     bar = progress_bar(total=len(todo), desc="league", unit="table", disable=not progress)
-    started = time.perf_counter()
     owner = {runner.submit(play_table, settings, *unit): unit for unit in todo}
     for handle, result in runner.results(list(owner)):
         unit = owner[handle]
         tables[unit] = result
-        folder.write(
-            folder.path / "tables" / f"{unit[0]}p_{unit[1]}.json", lambda p, r=result: p.write_text(json.dumps(r))
-        )
+        folder.write(table_path(folder, *unit), lambda p, r=result: p.write_text(json.dumps(r)))
         bar.update(1)
     bar.close()
     rows = leaderboard(settings, [tables[unit] for unit in units])
@@ -176,7 +223,7 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
     title = (
         f"League of {len(settings.agents)} agents, rules {settings.rules}: {settings.tables} tables of "
         f"{'/'.join(map(str, settings.players))} players × {settings.deals:,} deals (every seat rotation), "
-        f"matches of {settings.match_deals} deals, seed {settings.seed} ({time.perf_counter() - started:.0f} s)"
+        f"matches of {settings.match_deals} deals, seed {settings.seed}"
         + (f". Tables seat {cover} of agents" if cover else "")
     )
     save(settings, rows, folder, title)
@@ -234,7 +281,7 @@ def save(settings: Settings, rows: list[dict], folder, title: str) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument(
         "--agents",
         nargs="+",
@@ -245,7 +292,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "rules")
     add_flag(job, "seed")
     add_flag(job, "deals", default=1000, help="paired deals per table, each played once per seat rotation")
-    job.add_argument("--tables", type=at_least(1), default=12, help="tables per table size")
+    job.add_argument("--tables", type=between(1, MAX_TABLES), default=12, help="tables per table size")
     job.add_argument("--match-deals", type=at_least(1), default=100, help="deals per rated match")
     add_ray_flags(job)
     job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
@@ -262,6 +309,12 @@ def main(argv=None) -> list[dict]:
         job.error(f"--agents names an agent twice: {' '.join(args.agents)}")
     if len(args.agents) < 2:
         job.error("--agents needs at least two agents to rate")
+    refuse_repeats(job, "players", args.players)
+    if args.tables * args.deals > MAX_DEALS_PER_SIZE:
+        job.error(
+            f"--tables {args.tables} × --deals {args.deals:,} is more than {MAX_DEALS_PER_SIZE:,} deals at a table "
+            "size (their chips stay in memory for the ratings): fewer tables or deals"
+        )
     settings = Settings(
         tuple(args.agents),
         tuple(args.players),
@@ -277,18 +330,21 @@ def main(argv=None) -> list[dict]:
         import openskill  # noqa: F401
     except ImportError:
         job.error('the league needs openskill: pip install -e ".[train]"')
+    try:  # a bad name or model file: refused before the folder or any work
+        models = model_files(made(args.agents, args.trust_model))
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        job.error(str(error))
+    key = {name: value for name, value in asdict(settings).items() if name != "trust_model"} | {"models": models}
+    out = Path(args.out) if args.out else default_out("league", key)
+    runner = start_runner(job, args)
     try:
-        for spec in args.agents:  # a bad name or model file: refused before the folder or any work
-            make_candidate(spec, 0, trust_model=args.trust_model)
-        key = {name: value for name, value in asdict(settings).items() if name != "trust_model"}
-        with results_folder(args.out, "league", key, args.overwrite, command_line(argv)) as folder:
-            runner = OnRay(args.ray, args.workers) if args.ray is not None else InProcess()
-            try:
+        with stops_cleanly(f"the finished tables are kept in {out / TABLES}; the same command resumes from them"):
+            with results_folder(out, "league", key, args.overwrite, command_line(argv)) as folder:
                 rows = run_league(settings, folder, runner, args.progress)
-            finally:
-                runner.close()
     except (ValueError, FileNotFoundError, ImportError, Refused) as error:
         job.error(str(error))
+    finally:
+        runner.close()
     print((folder.path / "league.md").read_text())
     print(f"results written to {folder.path}")
     return rows

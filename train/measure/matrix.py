@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import tempfile
-import time
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,11 +32,11 @@ import numpy as np
 
 import agents
 
-from ..cli import add_flag, at_least, command_line, new_parser, progress_bar
+from ..cli import add_flag, at_least, command_line, new_parser, progress_bar, read_json, refuse_repeats, stops_cleanly
 from ..paired import PairedDeals, play_candidates, summarise
-from ..results_folder import csv_of, pyplot, results_folder
+from ..results_folder import csv_of, default_out, pyplot, refuse_foreign, results_folder
 from ..run_folder import Refused
-from .evaluate import make_candidate
+from .evaluate import made, make_candidate, model_files
 
 REFERENCE = "most_copies"
 TRAINED = "trained"  # the cell's own policy, with --train
@@ -192,11 +191,11 @@ def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress:
     train.results_folder) and return the rows."""
     out = folder.path
     cells_dir = out / "cells"
+    refuse_foreign(folder, "cells")
     finished = {cell.key: read_cell(folder, cell, settings) for cell in settings.cells()}
     todo = [cell for cell in settings.cells() if finished[cell.key] is None]
     units = sum(len(settings.shards(cell)) + settings.train for cell in todo)
     bar = progress_bar(total=units, desc="matrix", unit="unit", disable=not progress)
-    started = time.perf_counter()
     pending, shards, owner = [], {}, {}
     for cell in todo:
         model = runner.submit(train_cell, settings, cell, runs) if settings.train else None
@@ -223,8 +222,7 @@ def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress:
             finished[cell.key] = rows
     bar.close()
     rows = [row for cell in settings.cells() for row in finished[cell.key]]
-    seconds = time.perf_counter() - started
-    save(settings, rows, folder, f"{settings.deals:,} paired deals per cell, seed {settings.seed} ({seconds:.0f} s)")
+    save(settings, rows, folder, f"{settings.deals:,} paired deals per cell, seed {settings.seed}")
     return rows
 
 
@@ -258,7 +256,7 @@ def read_cell(folder, cell: Cell, settings: Settings) -> list[dict] | None:
         return None
     try:
         folder.verify(path)
-        rows = json.loads(path.read_text())
+        rows = read_json(path)
         if not isinstance(rows, list) or not all(isinstance(row, dict) and set(ROW_KEYS) <= set(row) for row in rows):
             raise ValueError("not a list of matrix rows")
         if any(
@@ -375,11 +373,24 @@ def require_ray(job: argparse.ArgumentParser, args) -> None:
             job.error('--ray needs Ray: pip install -e ".[ray]"')
 
 
+def start_runner(job: argparse.ArgumentParser, args):
+    """The work units' runner: in this process, or Ray (``--ray``) started or joined here, before any folder is
+    made; a cluster that cannot be reached is a one-line refusal."""
+    if args.ray is None:
+        return InProcess()
+    try:
+        return OnRay(args.ray, args.workers)
+    except Exception as error:  # ConnectionError, a bad address, a version mismatch: Ray says which
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        where = f"the Ray cluster at {args.ray}" if args.ray else "a local Ray"
+        job.error(f"--ray: cannot start or join {where} ({reason})")
+
+
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
     from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
     job.add_argument("--rules", nargs="+", default=["scarne"], choices=sorted(PRESETS), help="rules presets")
     add_flag(job, "opponents", default=["random", "most_copies"], help="opponent pools ('a+b' mixes a and b)")
@@ -405,6 +416,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> list[dict]:
     job = parser()
     args = job.parse_args(argv)
+    for flag in ("players", "rules", "opponents", "agents"):
+        refuse_repeats(job, flag, getattr(args, flag))
     names = list(dict.fromkeys([REFERENCE, *args.agents]))
     settings = Settings(
         tuple(args.players),
@@ -421,24 +434,24 @@ def main(argv=None) -> list[dict]:
         for cell in settings.cells():  # fail early on a bad name or model file
             for name in cell.pool:
                 agents.make(name)
-            for spec in settings.agents:
-                make_candidate(spec, 0, tuple(cell.pool))
+        models = model_files(made(settings.agents))
     except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
     require_ray(job, args)
-    record = json.loads(json.dumps(asdict(settings)))
+    record = json.loads(json.dumps(asdict(settings))) | {"models": models}
     argv = command_line(argv)
+    out = Path(args.out) if args.out else default_out("matrix", record)
+    runner = start_runner(job, args)
     try:
-        with results_folder(args.out, "matrix", record, args.overwrite, argv) as folder:
-            runner = OnRay(args.ray, args.workers) if args.ray is not None else InProcess()
-            try:
+        with stops_cleanly(f"the finished cells are kept in {out / 'cells'}; the same command resumes from them"):
+            with results_folder(out, "matrix", record, args.overwrite, argv) as folder:
                 rows = run_matrix(settings, folder, runner, args.runs, progress=args.progress)
-            finally:
-                runner.close()
-            print(f"results written to {folder.path}")
-            return rows
+                print(f"results written to {folder.path}")
+                return rows
     except Refused as error:
         job.error(str(error))
+    finally:
+        runner.close()
 
 
 if __name__ == "__main__":

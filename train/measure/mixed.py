@@ -18,7 +18,7 @@ from ..cli import add_flag, add_table_flags, command_line, new_parser, progress_
 from ..paired import PairedDeals, mean_ci
 from ..results_folder import results_folder
 from ..run_folder import Refused
-from .evaluate import make_candidate
+from .evaluate import made, make_candidate, model_files
 
 
 def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:
@@ -64,7 +64,7 @@ def play_rotations(policies: list, paired: PairedDeals, rules: str, seed: int, p
 
 
 def parser():
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("--agents", nargs="+", required=True, help="agents seated together (as train.evaluate names them)")
     add_table_flags(job)
     add_flag(job, "deals", default=10_000, help="deals, each played once per rotation of the seats")
@@ -78,8 +78,7 @@ def main(argv=None) -> dict:
     args = job.parse_args(argv)
     settings = {key: getattr(args, key) for key in ("agents", "players", "rules", "deals", "seed")}
     try:
-        for spec in args.agents:  # a bad name or model file: refused before the folder or any work
-            make_candidate(spec, 0)
+        settings["models"] = model_files(made(args.agents))  # a bad name or model file: refused before any work
         with results_folder(args.out, "mixed", settings, args.overwrite, command_line(argv)) as folder:
             table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
             title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"

@@ -109,7 +109,7 @@ def bound(num_players: int, opponent: str, rules: str = "scarne", deals: int = 2
 
 
 def parser() -> argparse.ArgumentParser:
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=[3, 4, 6, 8], help="table sizes, 3..8")
     job.add_argument("--opponents", nargs="+", default=["random", "most_copies"], help="one table per opponent")
     add_flag(job, "rules")

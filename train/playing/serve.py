@@ -324,7 +324,7 @@ def create_app():
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
     job.add_argument("--port", type=port, default=8000, help="port to listen on (0: any free port)")
     return job

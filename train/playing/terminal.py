@@ -171,7 +171,7 @@ def play(
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, "train.play")
     add_table_flags(job, players=4)
     add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
     job.add_argument("--seat", type=at_least(0), default=None, help="your seat; leave out to watch the agents")

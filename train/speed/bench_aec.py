@@ -167,7 +167,7 @@ def decision_times(names, seconds: float, num_players: int = 6) -> dict:
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("--seconds", type=positive_float, default=1.0, help="time spent on each measurement")
     job.add_argument("--rounds", type=at_least(1), default=7, help="interleaved rounds; the median is reported")
     job.add_argument("--json", default=None, help="also write the figures to this JSON file")

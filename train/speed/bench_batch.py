@@ -91,7 +91,7 @@ def ppo_fps(vec: str, steps: int, num_envs: int, n_steps: int, batch_size: int, 
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    job = new_parser(__doc__)
+    job = new_parser(__doc__, __name__)
     job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
     add_flag(job, "players")
     job.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
