@@ -20,6 +20,8 @@ import json
 import zipfile
 from pathlib import Path
 
+import numpy as np
+
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.observation import LAYOUT, OBS_DIM
 from snipsnap_env.state import CRITIC_INPUTS, critic_bounds
@@ -31,6 +33,8 @@ WEIGHTS_FILE = "policy.safetensors"
 MAX_LAYER = 4096  # units per layer a file may ask for
 MAX_LAYERS = 8
 MAX_WEIGHTS_BYTES = 256 << 20
+MAX_PARAMETERS = MAX_WEIGHTS_BYTES // 4  # float32 numbers: a network no larger than the weights a file may hold
+MAX_HEADER_BYTES = 1 << 20  # the safetensors header (JSON: names, shapes, offsets) of a policy is a few kB
 
 
 def _policy_classes() -> dict:
@@ -80,7 +84,11 @@ def describe(policy) -> dict:
 def _check_critic_inputs(kind: str, critic_inputs) -> None:
     """Only the rank-shared actor reads the observation columns alone, so only it may have a critic that
     reads more after them (snipsnap_env.state.CRITIC_INPUTS: the hidden hands, or the true deal's lead values)."""
-    if critic_inputs not in CRITIC_INPUTS or (critic_inputs and kind != "rank_shared"):
+    if (
+        type(critic_inputs) is not int
+        or critic_inputs not in CRITIC_INPUTS
+        or (critic_inputs and kind != "rank_shared")
+    ):
         allowed = ", ".join(str(k) for k in CRITIC_INPUTS if k)
         raise ValueError(f"critic_inputs {critic_inputs!r}; allowed: 0, or {allowed} for rank_shared")
 
@@ -117,6 +125,12 @@ def _sizes(value, what: str) -> list[int]:
     return value
 
 
+def _size(value, what: str) -> int:
+    if type(value) is not int or not 1 <= value <= MAX_LAYER:
+        raise ValueError(f"{what} must be a whole number from 1 to {MAX_LAYER}, got {value!r}")
+    return value
+
+
 def _checked_kwargs(kind: str, kwargs) -> dict:
     """The constructor keywords of a ``kind`` policy from its JSON, every value checked."""
     allowed = {"net_arch"} | ({"rank_context", "rank_hidden"} if kind == "rank_shared" else set())
@@ -132,8 +146,67 @@ def _checked_kwargs(kind: str, kwargs) -> dict:
         checked["net_arch"] = _sizes(arch, "net_arch")
     for name in ("rank_context", "rank_hidden"):
         if name in kwargs:
-            checked[name] = _sizes([kwargs[name]], name)[0]
+            checked[name] = _size(kwargs[name], name)
     return checked
+
+
+def _dense(inputs: int, sizes: list[int]) -> tuple[int, int]:
+    """(parameters, outputs) of a stack of linear layers of ``sizes`` after ``inputs`` inputs."""
+    total = 0
+    for size in sizes:
+        total, inputs = total + inputs * size + size, size
+    return total, inputs
+
+
+def parameter_count(kind: str, kwargs: dict, critic_inputs: int) -> int:
+    """How many numbers the weights of a ``kind`` policy of these (checked) sizes hold: known before anything is
+    built, so that a small file cannot make the loader build a huge network. (Tested against built networks.)"""
+    from .rank_policy import RANK_FEATURES, TABLE_FEATURES, value_arch
+
+    inputs = OBS_DIM + critic_inputs
+    arch = kwargs.get("net_arch", [])
+    if kind == "rank_shared":
+        critic, last = _dense(inputs, value_arch(arch))
+        context, hidden = kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64)
+        head = _dense(TABLE_FEATURES, [context])[0] + _dense(RANK_FEATURES + context, [hidden, hidden, 1])[0]
+        return critic + last + 1 + head + context + 1  # + the value head, the pass logit
+    pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
+    (actor, last_pi), (critic, last_vf) = _dense(inputs, pi), _dense(inputs, vf)
+    return actor + critic + last_pi * NUM_ACTIONS + NUM_ACTIONS + last_vf + 1
+
+
+def _stored_numbers(weights: bytes) -> int:
+    """How many float32 numbers a safetensors blob says it holds, from its header alone, every entry checked
+    against the blob's length (nothing is allocated for it)."""
+    if len(weights) < 8:
+        raise ValueError("its weights are cut short")
+    size = int.from_bytes(weights[:8], "little")
+    if size > min(MAX_HEADER_BYTES, len(weights) - 8):
+        raise ValueError("its weights' header is larger than the file or than any policy's")
+    try:
+        header = json.loads(weights[8 : 8 + size])
+    except (ValueError, RecursionError):
+        raise ValueError("its weights' header is not JSON") from None
+    if not isinstance(header, dict):
+        raise ValueError("its weights' header is not a map of tensors")
+    total = 0
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if (
+            entry.get("dtype") != "F32"
+            or not isinstance(shape, list)
+            or not all(type(n) is int and n >= 0 for n in shape)
+            or not (isinstance(offsets, list) and len(offsets) == 2 and all(type(n) is int for n in offsets))
+        ):
+            raise ValueError(f"its weights' header describes {name!r} as no float32 tensor of this project")
+        numbers = int(np.prod(shape, dtype=object))
+        if offsets[1] - offsets[0] != 4 * numbers or not 0 <= offsets[0] <= offsets[1] <= len(weights) - 8 - size:
+            raise ValueError(f"its weights' header gives {name!r} a place that does not fit its shape or the file")
+        total += numbers
+    return total
 
 
 def _is_field(field) -> bool:
@@ -157,6 +230,8 @@ def load_policy(path: str | Path):
                 raise ValueError("its entries are larger than any policy of this project")
             meta = json.loads(archive.read(META_FILE))
             weights = archive.read(WEIGHTS_FILE)
+    except RecursionError:
+        raise ValueError(f"{path}: its {META_FILE} nests too deep to be a policy's description") from None
     except (OSError, zipfile.BadZipFile, ValueError) as error:
         raise ValueError(f"{path} is not a readable policy file ({error})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -185,12 +260,31 @@ def load_policy(path: str | Path):
         _check_critic_inputs(kind, critic_inputs)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
+    declared = parameter_count(kind, kwargs, critic_inputs)
+    if declared > MAX_PARAMETERS:
+        raise ValueError(
+            f"{path} declares a network of {declared:,} weights; a policy file holds at most {MAX_PARAMETERS:,}"
+        )
+    try:
+        stored = _stored_numbers(weights)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    if stored != declared:
+        raise ValueError(
+            f"{path}: its weights hold {stored:,} numbers where a {kind} policy of the declared sizes has {declared:,}"
+        )
+    try:
+        tensors = load(weights)
+    except Exception as error:  # safetensors' own errors
+        raise ValueError(f"{path}: its weights are not readable ({error})") from None
+    for name, tensor in tensors.items():
+        if not torch.isfinite(tensor).all():
+            raise ValueError(f"{path}: its weights hold NaN or infinite numbers (in {name}); the model cannot play")
     low, high = critic_bounds(critic_inputs)
     network = _policy_classes()[kind](spaces.Box(low, high), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
     try:
-        tensors = load(weights)
         network.load_state_dict(tensors, strict=True)
-    except Exception as error:  # safetensors' own errors, missing or misshapen tensors
+    except Exception as error:  # missing or misshapen tensors
         raise ValueError(f"{path}: its weights do not fit a {kind} policy of these sizes ({error})") from None
     network.set_training_mode(False)
     return network.to(torch.device("cpu")), meta

@@ -16,9 +16,10 @@ import numpy as np
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.observation import LAYOUT, OBS_DIM, SLICES
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
+from snipsnap_env.state import CRITIC_INPUTS
 
 from .base import Policy, check_masks
-from .model_file import is_policy_file, load_policy, save_policy
+from .model_file import describe, is_policy_file, load_policy, save_policy
 from .numpy_actor import NumpyActor, greedy_rows
 
 _EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
@@ -59,11 +60,14 @@ def load_trusted_sb3(path: Path):
         layout = json.loads(archive.read(LAYOUT_FILE)) if LAYOUT_FILE in names else None
         trained_on = json.loads(archive.read(TRAINED_ON_FILE)) if TRAINED_ON_FILE in names else {}
     shape = getattr(model.observation_space, "shape", None)
-    if shape != (OBS_DIM,):
+    allowed = [(OBS_DIM + extra,) for extra in CRITIC_INPUTS]  # a critic may read columns after the observation
+    if shape not in allowed:
         raise ValueError(
-            f"{path} was trained for observations of shape {shape}; this version of "
-            f"snipsnap_env makes observations of shape ({OBS_DIM},): retrain the model"
+            f"{path} was trained for observations of shape {shape}; this version of snipsnap_env makes "
+            f"observations of shape ({OBS_DIM},), which a critic may follow with {', '.join(map(str, CRITIC_INPUTS))} "
+            "columns: retrain the model"
         )
+    describe(model.policy)  # its kind and critic columns are the project's (only rank_shared reads past the obs)
     if getattr(model.action_space, "n", None) != NUM_ACTIONS:
         raise ValueError(f"{path} was trained for {model.action_space}; expected Discrete(14)")
     meta = {"trained_on": trained_on, "num_timesteps": model.num_timesteps}

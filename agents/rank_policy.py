@@ -24,6 +24,13 @@ from snipsnap_env.observation import OBS_DIM, SLICES
 
 _PER_RANK = ("hand", "played", "unseen", "open_rank")
 _CONTEXT_START = SLICES["open_rank"].stop  # is_lead onwards: the table, not one rank
+RANK_FEATURES = len(_PER_RANK)  # what the scorer reads of one rank (with the table's summary)
+TABLE_FEATURES = OBS_DIM - _CONTEXT_START + CARDS_PER_RANK + 1  # the table, + the copies histogram (0..4)
+
+
+def value_arch(net_arch) -> list[int]:
+    """The value network's hidden sizes for ``net_arch`` (a list, or a dict's ``vf``; [128, 128] if none)."""
+    return list(net_arch.get("vf", [128, 128]) if isinstance(net_arch, dict) else (net_arch or [128, 128]))
 
 
 class RankSharedHead(nn.Module):
@@ -31,10 +38,9 @@ class RankSharedHead(nn.Module):
 
     def __init__(self, context_dim: int = 32, hidden: int = 64):
         super().__init__()
-        table_features = OBS_DIM - _CONTEXT_START + CARDS_PER_RANK + 1  # + the copies histogram (0..4)
-        self.context = nn.Sequential(nn.Linear(table_features, context_dim), nn.Tanh())
+        self.context = nn.Sequential(nn.Linear(TABLE_FEATURES, context_dim), nn.Tanh())
         self.scorer = nn.Sequential(
-            nn.Linear(len(_PER_RANK) + context_dim, hidden),
+            nn.Linear(RANK_FEATURES + context_dim, hidden),
             nn.Tanh(),
             nn.Linear(hidden, hidden),
             nn.Tanh(),
@@ -58,7 +64,7 @@ class RankSharedPolicy(MaskableActorCriticPolicy):
     """MaskableActorCriticPolicy whose action head is :class:`RankSharedHead` on the raw observation."""
 
     def __init__(self, *args, net_arch=None, rank_context: int = 32, rank_hidden: int = 64, **kwargs):
-        vf = net_arch.get("vf", [128, 128]) if isinstance(net_arch, dict) else (net_arch or [128, 128])
+        vf = value_arch(net_arch)
         self.rank_context, self.rank_hidden = rank_context, rank_hidden  # read by _build, inside super().__init__
         # pi=[]: the policy latent is the observation itself, which the shared head reads
         super().__init__(*args, net_arch={"pi": [], "vf": list(vf)}, **kwargs)

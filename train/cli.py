@@ -157,7 +157,7 @@ class JobParser(argparse.ArgumentParser):
     the usage block is what ``--help`` is for, and it would bury the one line that matters."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (--help lists the flags)\n")
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def program(module: str | None) -> str | None:

@@ -9,6 +9,7 @@ only for a file whose source you trust. The converted file holds tensors and JSO
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from ..cli import new_parser
@@ -29,19 +30,27 @@ def main(argv=None) -> Path:
     args = job.parse_args(argv)
     if not args.trust_model:
         job.error("converting loads the SB3 zip, which runs its pickled code: add --trust-model if you trust it")
-    target = Path(args.target)
+    source, target = Path(args.source), Path(args.target)
+    if not source.is_file():  # before SB3, which would look for <source>.zip and name that instead
+        job.error(f"no model file at {source}")
     if target.exists():
         job.error(f"{target} exists; choose another target (nothing is overwritten)")
     try:
-        from agents.model_file import save_policy
+        from agents.model_file import is_policy_file, save_policy
         from agents.ppo import load_trusted_sb3
 
-        network, meta = load_trusted_sb3(Path(args.source))
+        if is_policy_file(source):
+            job.error(f"{source} is in snipsnap's model format already: it loads as it is, with nothing to convert")
+        if not zipfile.is_zipfile(source):
+            job.error(f"{source} is not a zip archive: not a Stable-Baselines3 model")
+        network, meta = load_trusted_sb3(source)
         save_policy(network, target, {key: meta[key] for key in ("trained_on", "num_timesteps") if key in meta})
     except ImportError as error:
         job.error(f'{error.name} is missing: pip install -e ".[train]"')
     except (OSError, ValueError) as error:
         job.error(str(error))
+    except Exception as error:  # a damaged or foreign zip fails in many ways inside SB3 and torch
+        job.error(f"{source} is not a readable MaskablePPO model ({type(error).__name__}: {error})")
     print(f"wrote {target}")
     return target
 

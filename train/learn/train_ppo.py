@@ -192,6 +192,11 @@ class Args:
             )
         for n in self.ppo_players:
             check_num_players(n)
+        if self.vec == "single" and ppo_tables(self) != [self.num_players]:
+            raise ValueError(
+                f"--vec single trains at one table size, and --ppo-players is {' '.join(map(str, self.ppo_players))} "
+                f"(its default is every size): add --ppo-players {self.num_players}, or use --vec batch"
+            )
         if not self.teacher and self.total_timesteps == 0:
             raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
         for n in self.teacher_players:
@@ -220,14 +225,23 @@ class Args:
             _, meta = load_policy(self.init_from)
         except FileNotFoundError:
             raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
-        sizes = (meta["policy_kwargs"].get("rank_context"), meta["policy_kwargs"].get("rank_hidden"))
-        if meta["policy"] != self.policy or (self.policy == "rank_shared" and sizes != tuple(self.rank_head)):
+        kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
+        if meta["policy"] != self.policy:
             raise ValueError(
-                f"init_from {self.init_from} holds a {meta['policy']} policy with head {sizes}; this run trains "
-                f"a {self.policy} policy with head {tuple(self.rank_head)}"
+                f"init_from {self.init_from} holds a {meta['policy']} policy; this run trains a {self.policy} policy "
+                f"(--policy {meta['policy']} fine-tunes it)"
             )
-        if self.policy == "mlp" and meta["policy_kwargs"].get("net_arch") != list(self.net_arch):
-            raise ValueError(f"init_from {self.init_from}: its MLP is {meta['policy_kwargs']['net_arch']}")
+        sizes = (kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64))
+        if self.policy == "rank_shared" and sizes != tuple(self.rank_head):
+            raise ValueError(
+                f"init_from {self.init_from} holds a rank_shared policy with head {sizes}; this run's --rank-head is "
+                f"{tuple(self.rank_head)} (--rank-head {sizes[0]} {sizes[1]} fine-tunes it)"
+            )
+        if self.policy == "mlp" and kwargs.get("net_arch") != list(self.net_arch):
+            raise ValueError(
+                f"init_from {self.init_from}: its MLP is {kwargs.get('net_arch')}; this run's --net-arch is "
+                f"{list(self.net_arch)}"
+            )
 
 
 STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
