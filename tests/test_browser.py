@@ -25,8 +25,9 @@ def server():
 
     from train.serve import create_app
 
-    app = create_app()
+    app = create_app("127.0.0.1")
     httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    app.config["PORT"] = httpd.server_port
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield app, f"http://127.0.0.1:{httpd.server_port}"
@@ -47,15 +48,18 @@ def browser():
     driver.quit()
 
 
-def settled(driver):
-    """The page has shown every step and waits for the person: an enabled rank, or the deal's end."""
-    from selenium.webdriver.common.by import By
+SETTLED = """
+const status = document.getElementById("status").textContent;
+const enabled = [...document.querySelectorAll("#hand button")].some((button) => !button.disabled);
+return document.body.dataset.busy === "false"
+    && (status.startsWith("Deal over") || (status.startsWith("Your lead") && enabled));
+"""
 
-    if driver.find_element(By.TAG_NAME, "body").get_attribute("data-busy") != "false":
-        return False
-    status = driver.find_element(By.ID, "status").text
-    enabled = [b for b in driver.find_elements(By.CSS_SELECTOR, "#hand button") if b.is_enabled()]
-    return status.startswith("Deal over") or (status.startswith("Your lead") and enabled)
+
+def settled(driver):
+    """The page has shown every step and waits for the person: an enabled rank, or the deal's end. Read in one
+    script, at one instant: the page redraws its hand buttons, so an element found a moment ago may be gone."""
+    return driver.execute_script(SETTLED)
 
 
 def test_a_person_plays_a_whole_deal_in_chromium_and_the_page_shows_the_engines_deal(server, browser):
@@ -75,8 +79,7 @@ def test_a_person_plays_a_whole_deal_in_chromium_and_the_page_shows_the_engines_
         wait.until(settled)
         if browser.find_element(By.ID, "status").text.startswith("Deal over"):
             break
-        button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "#hand button") if b.is_enabled())
-        button.click()
+        browser.execute_script('[...document.querySelectorAll("#hand button")].find((b) => !b.disabled).click()')
         leads += 1
         assert leads < 60, "the deal did not end"
     (game,) = app.config["games"].values()

@@ -183,3 +183,20 @@ def test_the_server_prints_the_address_it_really_listens_on():
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_page_that_rebinds_its_own_name_to_this_machine_is_refused():
+    app = create_app("127.0.0.1")
+    app.config["PORT"] = 8000
+    client = app.test_client()
+    body = {"players": 3, "opponents": ["random"], "seed": 1}
+    for host in ("evil.example:8000", "127.0.0.1.evil.example:8000", "127.0.0.1:9999", "localhost:x"):
+        headers = {"Host": host, "Origin": f"http://{host}"}
+        response = client.post("/api/games", json=body, headers=headers)
+        assert response.status_code == 403 and "refused" in response.get_json()["error"], host
+        assert client.get("/", headers={"Host": host}).status_code == 403
+    for host in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000"):
+        response = client.post("/api/games", json=body, headers={"Host": host, "Origin": f"http://{host}"})
+        assert response.status_code == 201, host
+    open_to_the_network = create_app("0.0.0.0").test_client()  # the person chose to serve every interface
+    assert open_to_the_network.get("/", headers={"Host": "my-laptop.lan:8000"}).status_code == 200

@@ -15,12 +15,14 @@ JSON API: ``POST /api/games`` {players, rules, opponents, seat, seed} → a new 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import secrets
 import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import agents
 import snipsnap_env
@@ -32,7 +34,8 @@ from ..cli import new_parser, port, require
 
 PAGE = Path(__file__).with_name("web") / "table.html"
 OPPONENTS = ("random", "most_copies", "fewest_copies", "control", "pimc", "ppo")
-MAX_GAMES = 500  # games held at once; with the agents shared between games, one game is a few tens of kB
+MAX_GAMES = 500  # games held at once; with the agents shared between games, one game is ~130-150 kB (measured)
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})  # what a browser on this machine calls the server
 IDLE_SECONDS = 30 * 60  # a game untouched this long may be closed to make room; a finished one at once
 MAX_BODY_BYTES = 16 * 1024  # every request body of the API fits in far less
 SHOWN = 60  # characters of a refused value echoed back in an error
@@ -210,13 +213,44 @@ def new_game_settings(body) -> dict:
     return {"players": players, "rules": rules, "opponents": opponents, "seat": seat, "seed": seed}
 
 
-def create_app():
-    """The Flask app (Flask comes with the ``web`` extra; only the server needs it)."""
+def is_loopback(host: str) -> bool:
+    """Whether the address ``host`` (the server's --host) is this machine's loopback."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def host_allowed(header: str, port: int | None) -> bool:
+    """Whether a request's ``Host`` header names this machine's loopback (and ``port``, once known). A page from
+    another site that rebinds its own name to 127.0.0.1 still sends its own name here: it is refused."""
+    try:
+        parts = urlsplit("//" + header)
+        return parts.hostname in LOOPBACK_NAMES and (port is None or parts.port == port)
+    except ValueError:  # a port that is no number
+        return False
+
+
+def create_app(host: str = "127.0.0.1"):
+    """The Flask app (Flask comes with the ``web`` extra; only the server needs it). Served on a loopback
+    ``host``, it answers only requests addressed to a loopback name (and to its port, once ``app.config["PORT"]``
+    says it); on any other address the person chose to serve the network, and every Host is answered."""
     from flask import Flask, jsonify, request
     from werkzeug.exceptions import HTTPException
 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["CHECK_HOST"], app.config["PORT"] = is_loopback(host), None
+
+    @app.before_request
+    def addressed_to_this_machine():
+        if app.config["CHECK_HOST"] and not host_allowed(request.host, app.config["PORT"]):
+            raise BadRequest(
+                f"requests for the host {shown(request.host)} are refused: this table answers on "
+                "127.0.0.1 and localhost only",
+                403,
+            )
+
     games: OrderedDict[str, TableGame] = OrderedDict()  # least recently touched first
     lock = threading.Lock()
     make_agent = SharedAgents()
@@ -336,11 +370,12 @@ def main(argv=None) -> None:
     require(job, "web", "flask")
     from werkzeug.serving import make_server  # werkzeug comes with flask
 
-    app = create_app()
+    app = create_app(args.host)
     try:
         server = make_server(args.host, args.port, app, threaded=True)
     except OSError as error:  # the port is taken, or the address is not this machine's
         job.error(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+    app.config["PORT"] = server.server_port
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"open http://{host}:{server.server_port} in a browser (Ctrl-C stops the server)", flush=True)
     try:
