@@ -221,6 +221,8 @@ def load_policy(path: str | Path):
     from safetensors.torch import load
 
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no model file at {path}")
     try:
         with zipfile.ZipFile(path) as archive:
             infos = {info.filename: info for info in archive.infolist()}

@@ -150,6 +150,8 @@ class raw_env(AECEnv, EzPickle):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a match. ``options={"hands": [[card ids], ...], "dealer": d}`` plays a given first deal."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"reset got seed={seed!r}; allowed: a whole number of at least 0, or None")
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         options = check_options(options, RESET_OPTIONS)

@@ -109,6 +109,11 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
             raise EnvOrderError("reset() must be called before observe()")
         return super().observe(agent)
 
+    def state(self):
+        if not self._has_reset:
+            raise EnvOrderError("reset() must be called before state()")
+        return super().state()
+
 
 for _name in _FORWARDED:
     setattr(TerminateIllegalWrapper, _name, _forward(_name, check_reset=False))

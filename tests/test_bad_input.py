@@ -11,6 +11,7 @@ import pytest
 
 import snipsnap_env
 from snipsnap_env import IllegalActionError, Rules
+from snipsnap_env.engine import EnvOrderError
 from snipsnap_env.single_agent import SingleSeatEnv
 
 
@@ -119,3 +120,14 @@ def test_a_zero_dimensional_integer_array_is_a_whole_number(make):
     legal = int(np.flatnonzero(obs["action_mask"])[0])
     env.step(np.array(legal))
     assert env.unwrapped.match.deal.turns >= 1
+
+
+@pytest.mark.parametrize("make", [snipsnap_env.env, snipsnap_env.raw_env])
+def test_state_before_reset_and_odd_seeds_say_what_is_wrong(make):
+    env = make(num_players=4)
+    with pytest.raises(EnvOrderError, match="before state"):
+        env.state()
+    for seed in (1.5, -1, True, "7"):
+        with pytest.raises(ValueError, match=f"seed={seed!r}; allowed: a whole number of at least 0"):
+            env.reset(seed=seed)
+    env.reset(seed=np.int64(3))  # numpy's whole numbers are seeds too

@@ -101,3 +101,21 @@ def test_bad_flags_are_usage_errors(job, argv, message, capsys):
             module.parser().parse_args(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_train_ppo_refusals_are_one_line_before_any_folder(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    from train import train_ppo
+
+    runs = ["--runs", str(tmp_path), "--run-name", "r", "--no-progress"]
+    for argv, words in (
+        (["--vec", "single", "--critic", "observation"], "--vec single trains at one table size"),
+        (["--resume"], "holds no training run to resume"),
+        (["--init-from", str(tmp_path / "nope.zip")], "no such file"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            train_ppo.main([*argv, *runs])
+        error = capsys.readouterr().err
+        assert exit_.value.code == 2 and words in error, error
+        assert error.startswith("python -m train.train_ppo: error: ") and len(error.strip().splitlines()) == 1
+        assert not (tmp_path / "r").exists()
