@@ -24,6 +24,7 @@ new league, never the old tables. Add your own model with ``--agents ... ppo:pat
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import math
@@ -211,7 +212,7 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
     for handle, result in runner.results(list(owner)):
         unit = owner[handle]
         tables[unit] = result
-        folder.write(table_path(folder, *unit), lambda p, r=result: p.write_text(json.dumps(r)))
+        folder.write(table_path(folder, *unit), lambda p, r=result: p.write_text(table_text(r)))
         bar.update(1)
     bar.close()
     rows = leaderboard(settings, [tables[unit] for unit in units])
@@ -226,8 +227,23 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
         f"matches of {settings.match_deals} deals, seed {settings.seed}"
         + (f". Tables seat {cover} of agents" if cover else "")
     )
-    save(settings, rows, folder, title)
+    digests = [
+        {"players": n, "index": i, "agents": tables[n, i]["agents"], "sha256": table_digest(tables[n, i])}
+        for n, i in units
+    ]
+    save(settings, rows, folder, title, digests)
     return rows
+
+
+def table_text(table: dict) -> str:
+    """A table as its file holds it."""
+    return json.dumps(table)
+
+
+def table_digest(table: dict) -> str:
+    """The SHA-256 of a table's file: league.json lists each table's, so that any one table can be played again
+    and checked to be the one the leaderboard was made from, without shipping the tables."""
+    return hashlib.sha256(table_text(table).encode()).hexdigest()
 
 
 def format_markdown(settings: Settings, rows: list[dict], title: str) -> str:
@@ -250,10 +266,10 @@ def format_markdown(settings: Settings, rows: list[dict], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save(settings: Settings, rows: list[dict], folder, title: str) -> None:
-    """league.md, .csv, .json (the settings and the leaderboard) and league.png."""
+def save(settings: Settings, rows: list[dict], folder, title: str, digests: list[dict]) -> None:
+    """league.md, .csv, .json (the settings, the leaderboard and each table's digest) and league.png."""
     out = folder.path
-    document = json.dumps({"settings": asdict(settings), "leaderboard": rows}, indent=1)
+    document = json.dumps({"settings": asdict(settings), "leaderboard": rows, "tables": digests}, indent=1)
     folder.write(out / "league.json", lambda p: p.write_text(document))
     folder.write(out / "league.csv", csv_of(rows))
     folder.write(out / "league.md", lambda p: p.write_text(format_markdown(settings, rows, title)))
