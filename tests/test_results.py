@@ -1,87 +1,128 @@
-"""The committed result tables still describe the code: a cheap cell of each is played again (fewer deals,
-other deals of the same kind) and must agree with the committed figures within their confidence intervals.
-A change to the rules, the engine, an agent or the shipped model that moves a table fails here."""
+"""The committed result tables still describe the code, exactly: one cell of each is played again with the
+command's own deals and seeds, and every number must be the committed one, to the last bit. A change to the
+rules, the engine, an agent or a shipped model that moves a table fails here; remake the tables then
+(``bash docs/results/remake.sh``, which writes them with the commands that made them)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
+from train.manifest import sha256
+from train.measure import exploit, league, matrix
 from train.measure.evaluate import evaluate
-from train.paired import Z95
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
-SIGMAS = 3.0  # a deterministic check (seeded), loose enough that two honest samples agree
+REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch"}
+# experiments whose models are not shipped: records of the commit their provenance names, not replayable
+RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
+RECORDS |= {"exploit_6p_precise", "shipped_model", "speed"}
+FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
+
+pytest.importorskip("sb3_contrib")
 
 
-def agree(new: float, new_ci: float, committed: float, committed_ci: float) -> bool:
-    spread = np.hypot(new_ci / Z95, committed_ci / Z95)
-    return abs(new - committed) <= SIGMAS * spread
+def committed(name: str, file: str):
+    return json.loads((RESULTS / name / file).read_text())
 
 
-def check(cell: dict, rows: list, what: str) -> None:
-    """``cell`` maps a candidate to its committed (gain, ci); ``rows`` are the new evaluation's rows."""
-    for row in rows:
-        if row.name in cell and row.name != row.reference:
-            committed, committed_ci = cell[row.name]
-            assert agree(row.diff_vs_reference, row.diff_ci95, committed, committed_ci), (
-                f"{what}: {row.name} now {row.diff_vs_reference:+.2f} ± {row.diff_ci95:.2f}, "
-                f"committed {committed:+.2f} ± {committed_ci:.2f}"
-            )
+def test_every_committed_folder_is_replayed_here_or_is_a_record_of_its_commit():
+    folders = {path.name for path in RESULTS.iterdir() if path.is_dir()}
+    assert folders == REPLAYED | RECORDS
+    for name in folders:
+        assert "commit" in committed(name, "provenance.json"), name
 
 
-def test_the_headline_table_still_holds():
-    pytest.importorskip("sb3_contrib")
-    committed = json.loads((RESULTS / "headline" / "results.json").read_text())
-    cell = {
-        row["name"]: (row["diff_vs_reference"], row["diff_ci95"]) for row in committed if row["reference"] == "random"
-    }
+@pytest.mark.parametrize("name", ["headline", "strength_ladder", "strength_matrix", "league", "exploit"])
+def test_the_tables_were_made_with_the_shipped_models(name):
+    """A table keys each learned agent by its model file's SHA-256: a new shipped model means new tables."""
+    import agents
+
+    for spec, digest in committed(name, "args.json")["models"].items():
+        assert sha256(agents.make(spec).path) == digest, f"{name}: {spec} is not the model it was made with"
+
+
+def same_rows(new: list[dict], old: list[dict], keys: tuple[str, ...], what: str) -> None:
+    """Every new row equals the committed row of the same keys, figure for figure."""
+    index = {tuple(row[k] for k in keys): row for row in old}
+    for row in new:
+        match = index[tuple(row[k] for k in keys)]
+        for figure in set(row) & set(FIGURES) | set(row) & {"gain_over_most_copies", "gain_ci95"}:
+            assert row[figure] == match[figure], f"{what}: {row} moved from {match} (remake the table)"
+
+
+def test_the_headline_table_replays_exactly():
+    args = committed("headline", "args.json")
     rows = evaluate(
-        ["random", "most_copies", "control", "ppo"], ["random"], 6, "scarne", deals=4000, seed=101, quiet=True
-    )
-    check(cell, rows, "headline, 6 players vs random")
-
-
-def test_a_cell_of_the_strength_ladder_still_holds():
-    pytest.importorskip("sb3_contrib")
-    committed = json.loads((RESULTS / "strength_ladder" / "ladder.json").read_text())["rows"]
-    cell = {
-        row["name"]: (row["diff_vs_reference"], row["diff_ci95"])
-        for row in committed
-        if row["players"] == 4 and row["opponents"] == "most_copies"
-    }
-    rows = evaluate(
-        ["most_copies", "random", "pimc:32", "ppo"],
-        ["most_copies"],
-        4,
-        "scarne",
-        deals=3000,
-        seed=102,
-        reference="most_copies",
+        ["random", "most_copies", "control", "ppo"],  # the search player's row costs minutes: the others replay
+        args["opponents"],
+        args["players"],
+        args["rules"],
+        args["deals"],
+        args["seed"],
         quiet=True,
     )
-    check(cell, rows, "ladder, 4 players vs most_copies")
+    old = [row for row in committed("headline", "results.json") if row["reference"] == "random"]
+    same_rows([vars(row) for row in rows], old, ("name",), "headline")
 
 
-def test_a_cell_of_the_strength_matrix_still_holds():
-    pytest.importorskip("sb3_contrib")
-    committed = json.loads((RESULTS / "strength_matrix" / "matrix.json").read_text())["rows"]
-    cell = {
-        row["agent"]: (row["gain_over_most_copies"], row["gain_ci95"])
-        for row in committed
-        if (row["players"], row["rules"], row["opponents"]) == (3, "bicycle", "random")
-    }
+@pytest.mark.parametrize("players, opponents", [(4, "random"), (6, "most_copies")])
+def test_a_cell_of_the_strength_ladder_replays_exactly(players, opponents):
+    args = committed("strength_ladder", "args.json")
     rows = evaluate(
         ["most_copies", "random", "ppo"],
-        ["random"],
-        3,
-        "bicycle",
-        deals=4000,
-        seed=103,
+        [opponents],
+        players,
+        args["rules"],
+        args["deals"],
+        args["seed"],
         reference="most_copies",
         quiet=True,
     )
-    check(cell, rows, "matrix, bicycle, 3 players vs random")
+    old = [row for row in committed("strength_ladder", "ladder.json")["rows"] if row["players"] == players]
+    old = [row for row in old if row["opponents"] == opponents]
+    same_rows([vars(row) for row in rows], old, ("name",), f"ladder, {players} players vs {opponents}")
+
+
+def test_a_cell_of_the_strength_matrix_replays_exactly():
+    args = committed("strength_matrix", "args.json")
+    settings = matrix.Settings(
+        **{key: tuple(value) if isinstance(value, list) else value for key, value in args.items() if key != "models"}
+    )
+    settings = matrix.Settings(**{**vars(settings), "agents": ("most_copies", "random", "ppo")})
+    cell = matrix.Cell(3, "bicycle", "random")
+    parts = [matrix.run_shard(settings, cell, index, deals, None) for index, deals in settings.shards(cell)]
+    chips = {name: [value for part in parts for value in part[name]] for name in settings.agents}
+    import numpy as np
+
+    rows = matrix.cell_rows(cell, {name: np.asarray(values) for name, values in chips.items()})
+    old = [row for row in committed("strength_matrix", "matrix.json")["rows"] if row["rules"] == "bicycle"]
+    old = [row for row in old if (row["players"], row["opponents"]) == (3, "random")]
+    same_rows(rows, old, ("agent",), "matrix, bicycle, 3 players vs random")
+
+
+def test_a_table_of_the_league_replays_to_the_bytes_its_leaderboard_was_made_from():
+    document = committed("league", "league.json")
+    settings = league.Settings(
+        **{key: tuple(value) if isinstance(value, list) else value for key, value in document["settings"].items()}
+    )
+    cheap = next(t for t in document["tables"] if not any(a.startswith("pimc") for a in t["agents"]))
+    table = league.play_table(settings, cheap["players"], cheap["index"])
+    assert table["agents"] == cheap["agents"]
+    assert league.table_digest(table) == cheap["sha256"], "the league moved (remake the table)"
+
+
+def test_a_cell_of_exploitability_replays_exactly():
+    args = committed("exploit", "args.json")
+    row = exploit.exploitability("most_copies", 3, args["rules"], args["deals"], args["samples"], args["seed"])
+    (old,) = [r for r in committed("exploit", "exploit.json") if (r["target"], r["players"]) == ("most_copies", 3)]
+    assert row == old, f"exploitability moved from {old} to {row} (remake the table)"
+
+
+def test_an_evaluation_of_ppo_scratch_replays_exactly():
+    rows = evaluate(
+        ["most_copies", "ppo_scratch"], ["random"], 3, "scarne", 200_000, 21, reference="most_copies", quiet=True
+    )
+    same_rows([vars(row) for row in rows], committed("ppo_scratch", "random_3p.json"), ("name",), "ppo_scratch")
