@@ -1,0 +1,198 @@
+"""The settings of a training run (``python -m train.train_ppo``'s flags): one dataclass, every value checked
+before any work, and the named random streams every part of a run draws from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import agents
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players
+
+from ..cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float
+from ..run_folder import check_folder_name
+from .critics import CRITICS, critic_named
+
+SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
+SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
+
+
+@dataclass
+class Args:
+    num_players: int = arg(6, "players at the table, 3..8", flag="players")
+    rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
+    opponents: tuple[str, ...] = arg(
+        ("random",),
+        "the opponents' pool, one drawn per seat per episode: agent names; 'self', a seat the learner holds too "
+        "(self-play, with --critic rollouts); 'snapshot', frozen copies of the learner (--snapshot-every)",
+    )
+    snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=at_least(1))
+    total_timesteps: int = arg(
+        600_000, "PPO steps (learner decisions), after distillation if any; 0: distillation only", check=at_least(0)
+    )
+    seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
+    num_envs: int = arg(128, "games played in parallel at each PPO table size", check=at_least(1))
+    vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
+    n_steps: int = arg(32, "steps per game per PPO rollout", check=at_least(1))
+    batch_size: int = arg(2048, "PPO minibatch size", check=at_least(2))
+    n_epochs: int = arg(10, "PPO epochs per rollout", check=at_least(1))
+    learning_rate: float = arg(2e-3, "Adam learning rate", check=positive_float)
+    ent_coef: float = arg(0.0, "entropy bonus", check=non_negative_float)
+    gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
+    gae_lambda: float = arg(0.95, "GAE lambda", check=fraction)
+    vf_coef: float = arg(0.5, "value loss weight", check=non_negative_float)
+    clip_range: float = arg(0.2, "PPO clip range", check=positive_float)
+    normalize_advantage: bool = arg(True, "normalise advantages per minibatch")
+    teacher: str = arg(
+        "",
+        "pretrain on a search player's choices first (train.distill), e.g. pimc:128; model_search:64 seats the "
+        "--teacher-opponents (learned ones too) in its worlds as they sit; '' for none",
+    )
+    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=at_least(1))
+    teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
+    teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
+    teacher_opponents: tuple[str, ...] = arg(
+        ("random", "most_copies"),
+        "the opponents at the teacher's tables, one drawn per seat per deal; the teacher models each as seated",
+    )
+    teacher_rounds: int = arg(
+        1, "DAgger rounds after the first: label the positions the learned policy reaches", check=at_least(0)
+    )
+    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round", check=at_least(1))
+    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit", check=positive_float)
+    policy: str = arg(
+        "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
+    )
+    init_from: str = arg(
+        "",
+        "start the actor from this model file (snipsnap's format, e.g. agents/models/ppo_scarne.zip) and "
+        "fine-tune it: its kind and sizes must match --policy and --rank-head; the critic starts fresh",
+    )
+    critic: str = arg(
+        "rollouts",
+        "where PPO's advantages come from: 'observation' (GAE, a value network reading what the learner sees), "
+        "'state' (GAE, a value network that also reads every hidden hand, snipsnap_env.state) or 'rollouts' "
+        "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
+        "training only: the actor always reads the observation alone",
+    )
+    critic_rollouts: int = arg(32, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
+    rollout_policy: str = arg(
+        "most_copies", "--critic rollouts: the learner's later leads in the rollouts (a kernel policy)"
+    )
+    ppo_players: tuple[int, ...] = arg(
+        (3, 4, 5, 6, 7, 8), "table sizes PPO trains at, --num-envs games at each (the evaluation plays at --players)"
+    )
+    net_arch: tuple[int, ...] = arg(
+        (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
+    )
+    rank_head: tuple[int, ...] = arg(
+        (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer", check=at_least(1)
+    )
+    eval_every: int = arg(150_000, "timesteps between paired evaluations against random lead choice", check=at_least(1))
+    eval_deals: int = arg(20_000, "paired deals per evaluation", check=at_least(2))
+    checkpoint_every: int = arg(150_000, "timesteps between checkpoints", check=at_least(1))
+    out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
+    run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
+    resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
+    overwrite: bool = arg(False, "start over in <runs>/<run-name>, deleting the run there")
+    progress: bool = arg(True, "show a progress bar")
+    threads: int = arg(2, "torch CPU threads", check=at_least(1))
+
+    def __post_init__(self):
+        check_fields(self)  # every number, before any work
+        check_num_players(self.num_players)
+        if self.rules not in PRESETS:
+            raise ValueError(f"unknown rules preset {self.rules!r}; known presets: {', '.join(PRESETS)}")
+        for name in self.teacher_opponents:
+            if name not in agents.names():
+                raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
+        for name in self.opponents:
+            if name not in (*agents.names(), SELF, SNAPSHOT):
+                known = ", ".join([*agents.names(), SELF, SNAPSHOT])
+                raise ValueError(f"unknown opponent {name!r}; known: {known}")
+        learners = {SELF, SNAPSHOT} & set(self.opponents)
+        if learners and self.vec != "batch":
+            raise ValueError(f"--opponents {' '.join(sorted(learners))} needs --vec batch")
+        critic = critic_named(self.critic)
+        if SELF in self.opponents and not critic.learns_every_seat:
+            learns = ", ".join(name for name, c in CRITICS.items() if c.learns_every_seat)
+            raise ValueError(
+                f"--opponents {SELF}: several seats of one game learn, and only --critic {learns} ignores whose "
+                "chips a step's reward holds"
+            )
+        if self.policy not in ("mlp", "rank_shared"):
+            raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
+        if len(self.rank_head) != 2 or min(self.rank_head) < 1:
+            raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
+        if self.vec not in ("batch", "single"):
+            raise ValueError(f"vec got {self.vec!r}; allowed: 'batch', 'single'")
+        critic.check(self)
+        for n in self.ppo_players:
+            check_num_players(n)
+        if self.vec == "single" and ppo_tables(self) != [self.num_players]:
+            raise ValueError(
+                f"--vec single trains at one table size, and --ppo-players is {' '.join(map(str, self.ppo_players))} "
+                f"(its default is every size): add --ppo-players {self.num_players}, or use --vec batch"
+            )
+        if not self.teacher and self.total_timesteps == 0:
+            raise ValueError("nothing to train: give a --teacher to distil, or --total-timesteps for PPO")
+        for n in self.teacher_players:
+            check_num_players(n)
+        if self.teacher_loss not in ("choice", "values"):
+            raise ValueError(f"teacher_loss got {self.teacher_loss!r}; allowed: 'choice', 'values'")
+        if self.teacher:
+            from .distill import teacher_from_spec
+
+            teacher_from_spec(self.teacher, 0)
+        if self.init_from:
+            self._check_init_from()
+        if not self.run_name:  # what the run learns from, the rules, the PPO table if any, the seed
+            sources = ([self.teacher.replace(":", "")] if self.teacher else []) + ["ppo"] * bool(self.total_timesteps)
+            tables = ppo_tables(self)
+            every_size = self.total_timesteps == 0 or tables == list(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+            table = "" if every_size else f"_{'+'.join(map(str, tables))}p"
+            self.run_name = f"{'_'.join(sources)}_{self.rules}{table}_s{self.seed}"
+        check_folder_name(self.run_name)
+
+    def _check_init_from(self) -> None:
+        """The --init-from file loads and its actor has this run's shape (before any work)."""
+        from agents.model_file import load_policy
+
+        try:
+            _, meta = load_policy(self.init_from)
+        except FileNotFoundError:
+            raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
+        kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
+        if meta["policy"] != self.policy:
+            raise ValueError(
+                f"init_from {self.init_from} holds a {meta['policy']} policy; this run trains a {self.policy} policy "
+                f"(--policy {meta['policy']} fine-tunes it)"
+            )
+        sizes = (kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64))
+        if self.policy == "rank_shared" and sizes != tuple(self.rank_head):
+            raise ValueError(
+                f"init_from {self.init_from} holds a rank_shared policy with head {sizes}; this run's --rank-head is "
+                f"{tuple(self.rank_head)} (--rank-head {sizes[0]} {sizes[1]} fine-tunes it)"
+            )
+        if self.policy == "mlp" and kwargs.get("net_arch") != list(self.net_arch):
+            raise ValueError(
+                f"init_from {self.init_from}: its MLP is {kwargs.get('net_arch')}; this run's --net-arch is "
+                f"{list(self.net_arch)}"
+            )
+
+
+STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
+
+
+def stream_seed(seed: int, name: str, *index: int) -> int:
+    """The seed of one named random stream of a run, derived from the run's seed by ``SeedSequence``
+    (no ad-hoc offsets that could make two streams collide)."""
+    # every word after the seed is at least 1: SeedSequence reads a trailing 0 word as no word at all
+    words = [seed, 1 + STREAMS.index(name), *(1 + i for i in index)]
+    return int(np.random.SeedSequence(words).generate_state(1)[0])
+
+
+def ppo_tables(args: Args) -> list[int]:
+    """The table sizes PPO trains at (--players when --ppo-players is given empty)."""
+    return list(args.ppo_players or (args.num_players,))

@@ -1,0 +1,159 @@
+"""What a training run does between PPO's steps: checkpoints written atomically (with a resume point), paired
+evaluations against random lead choice and most_copies in the learner's seat (eval.csv, best_model.zip), and
+snapshots of the learner for ``--opponents snapshot``. Each is an SB3 callback of its own."""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import agents
+from agents.ppo import save_model
+
+from ..paired import PairedDeals, mean_ci, play_paired
+from ..run_folder import RunFolder, checkpoints
+from . import resume_point
+from .args import Args, stream_seed
+from .live_policy import LivePolicy
+from .pool import evaluation_opponents
+
+
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The checkpoint with the most timesteps in ``run_dir/checkpoints`` (readable or not)."""
+    found = checkpoints(run_dir)
+    return found[0] if found else None
+
+
+def vecnormalize_path(checkpoint: Path) -> Path:
+    return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
+
+
+@dataclass
+class RunState:
+    """Where the run stands: the latest resume point (train.resume_point), taken where each rollout starts."""
+
+    point: object = None
+
+
+def _callback_base():
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    return BaseCallback
+
+
+class PairedEvaluation(_callback_base()):
+    """Every ``eval_every`` steps: the greedy policy on paired deals against random lead choice and most_copies
+    in its seat (``EVAL_COLUMNS`` of eval.csv); keeps the best model."""
+
+    def __init__(self, args: Args, folder: RunFolder, trained_on: dict):
+        super().__init__()
+        self.args, self.folder, self.trained_on = args, folder, trained_on
+        self.deals = PairedDeals.draw(
+            args.eval_deals,
+            args.num_players,
+            len(evaluation_opponents(args)),
+            stream_seed(args.seed, "evaluation deals"),
+        )
+        # a resumed run keeps the best model it already had unless a new evaluation beats it, and counts its
+        # training time on from the last evaluation it kept
+        earlier = read_rows(folder.path / "eval.csv")
+        self.best = max((float(row[2]) for row in earlier), default=-np.inf)
+        self.seconds = float(earlier[-1][6]) if earlier and len(earlier[-1]) > 6 else 0.0
+        self.clock = time.perf_counter()
+        self.next_eval = 0
+        self.reference_chips = None
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.next_eval:
+            self.next_eval = self.num_timesteps + self.args.eval_every
+            self.evaluate()
+        return True
+
+    def _pool(self) -> list:
+        names = evaluation_opponents(self.args)
+        return [
+            agents.make(n, seed=stream_seed(self.args.seed, "evaluation opponents", i)) for i, n in enumerate(names)
+        ]
+
+    def evaluate(self) -> None:
+        args, folder = self.args, self.folder
+        now = time.perf_counter()
+        self.seconds, self.clock = self.seconds + now - self.clock, now
+        if self.reference_chips is None:
+            self.reference_chips = [
+                play_paired(agents.make(name, seed=args.seed), self._pool(), self.deals, args.rules)
+                for name in ("random", "most_copies")
+            ]
+        chips = play_paired(LivePolicy(self.model), self._pool(), self.deals, args.rules)
+        (mean, ci), (gain, gain_ci) = [mean_ci(chips - base) for base in self.reference_chips]
+        self.logger.record("eval/chips_per_deal", float(chips.mean()))
+        self.logger.record("eval/diff_vs_random", mean)
+        self.logger.record("eval/gain_over_most_copies", gain)
+        row = [self.num_timesteps, float(chips.mean()), mean, ci, gain, gain_ci, round(self.seconds, 1)]
+        with open(folder.path / "eval.csv", "a", newline="") as f:
+            csv.writer(f).writerow(row)
+        self.clock = time.perf_counter()  # the evaluation's own time is not training time
+        folder.record(folder.path / "eval.csv")
+        if mean > self.best:
+            self.best = mean
+            folder.write(folder.path / "best_model.zip", lambda p: save_model(self.model, p, self.trained_on))
+
+    def _on_training_end(self) -> None:
+        self.evaluate()
+
+
+class AtomicCheckpoints(_callback_base()):
+    """Where a rollout starts: a resume point (kept for an interruption), and every ``checkpoint_every`` steps a
+    checkpoint with it, written atomically (see :func:`save_checkpoint`)."""
+
+    def __init__(self, args: Args, folder: RunFolder, state: RunState):
+        super().__init__()
+        self.folder, self.state, self.every = folder, state, args.checkpoint_every
+        self.next_save = args.checkpoint_every
+
+    def _on_rollout_start(self) -> None:
+        self.state.point = resume_point.capture(self.model)
+        if self.num_timesteps >= self.next_save:
+            self.next_save = self.num_timesteps + self.every
+            save_checkpoint(self.model, self.folder, self.state.point)
+
+    def _on_step(self) -> bool:
+        return True
+
+
+def save_checkpoint(model, folder: RunFolder, point=None) -> Path:
+    """``checkpoints/ppo_<steps>_steps.zip``, its reward-normalisation stats and its resume point, each
+    written to a temporary file, renamed and hashed in the run's manifest; the zip last, so a checkpoint that
+    exists has the others. (These are SB3 and pickle files: a resume loads them only if the hashes match.)"""
+    path = folder.path / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
+    env = model.get_env()
+    if env is not None and hasattr(env, "save"):
+        folder.write(vecnormalize_path(path), lambda p: env.save(str(p)))
+    if point is not None:
+        folder.write(resume_point.path_for(path), lambda p: resume_point.save(point, p))
+    folder.write(path, lambda p: model.save(p))
+    return path
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    """The rows of a CSV file ([] when there is none)."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+#: eval.csv's columns (no header row): one row per evaluation during training
+EVAL_COLUMNS = (
+    "timesteps",
+    "chips_per_deal",
+    "diff_vs_random",
+    "ci95",
+    "gain_over_most_copies",
+    "gain_ci95",
+    "seconds",
+)
