@@ -1,13 +1,12 @@
 """What a training run does between PPO's steps: checkpoints written atomically (with a resume point), paired
 evaluations against random lead choice and most_copies in the learner's seat (eval.csv, best_model.zip), and
-snapshots of the learner for ``--opponents snapshot``. Each is an SB3 callback of its own."""
+snapshots of the learner for ``--opponents snapshot``. Each is an SB3 callback of its own (this module needs the
+training extras: train_ppo imports it only when it trains)."""
 
 from __future__ import annotations
 
 import csv
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -15,28 +14,12 @@ import agents
 from agents.ppo import save_model
 
 from ..paired import PairedDeals, mean_ci, play_paired
-from ..run_folder import RunFolder, checkpoints
+from ..run_folder import RunFolder
 from . import resume_point
 from .args import Args, stream_seed
+from .checkpoints import RunState, read_rows, save_checkpoint
 from .live_policy import LivePolicy
 from .pool import evaluation_opponents
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The checkpoint with the most timesteps in ``run_dir/checkpoints`` (readable or not)."""
-    found = checkpoints(run_dir)
-    return found[0] if found else None
-
-
-def vecnormalize_path(checkpoint: Path) -> Path:
-    return checkpoint.with_name(checkpoint.name.replace("ppo_", "ppo_vecnormalize_").replace(".zip", ".pkl"))
-
-
-@dataclass
-class RunState:
-    """Where the run stands: the latest resume point (train.resume_point), taken where each rollout starts."""
-
-    point: object = None
 
 
 def _callback_base():
@@ -123,37 +106,3 @@ class AtomicCheckpoints(_callback_base()):
 
     def _on_step(self) -> bool:
         return True
-
-
-def save_checkpoint(model, folder: RunFolder, point=None) -> Path:
-    """``checkpoints/ppo_<steps>_steps.zip``, its reward-normalisation stats and its resume point, each
-    written to a temporary file, renamed and hashed in the run's manifest; the zip last, so a checkpoint that
-    exists has the others. (These are SB3 and pickle files: a resume loads them only if the hashes match.)"""
-    path = folder.path / "checkpoints" / f"ppo_{model.num_timesteps}_steps.zip"
-    env = model.get_env()
-    if env is not None and hasattr(env, "save"):
-        folder.write(vecnormalize_path(path), lambda p: env.save(str(p)))
-    if point is not None:
-        folder.write(resume_point.path_for(path), lambda p: resume_point.save(point, p))
-    folder.write(path, lambda p: model.save(p))
-    return path
-
-
-def read_rows(path: Path) -> list[list[str]]:
-    """The rows of a CSV file ([] when there is none)."""
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        return list(csv.reader(f))
-
-
-#: eval.csv's columns (no header row): one row per evaluation during training
-EVAL_COLUMNS = (
-    "timesteps",
-    "chips_per_deal",
-    "diff_vs_random",
-    "ci95",
-    "gain_over_most_copies",
-    "gain_ci95",
-    "seconds",
-)

@@ -43,16 +43,7 @@ from ..run_folder import (
 )
 from . import resume_point
 from .args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, stream_seed
-from .callbacks import (
-    EVAL_COLUMNS,
-    AtomicCheckpoints,
-    PairedEvaluation,
-    RunState,
-    latest_checkpoint,
-    read_rows,
-    save_checkpoint,
-    vecnormalize_path,
-)
+from .checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
 from .critics import CRITICS, critic_named
 from .pool import evaluation_opponents, opponent_pool, training_pool
 from .snapshots import first_snapshots
@@ -106,6 +97,7 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
 
 def make_callbacks(args: Args, folder: RunFolder, state: RunState, snapshots: list = ()) -> list:
     """The run's SB3 callbacks: checkpoints, paired evaluations, and snapshots for ``--opponents snapshot``."""
+    from .callbacks import AtomicCheckpoints, PairedEvaluation
     from .snapshots import snapshot_callback
 
     callbacks = [AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder, trained_on(args))]
