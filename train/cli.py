@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import json
 import math
 import numbers
 import signal
@@ -203,19 +202,6 @@ def stops_cleanly(kept: str | None = None):
         raise SystemExit(143 if isinstance(interrupt, Terminated) else 130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def read_json(path) -> object:
-    """The JSON value in the file ``path``; a file that is not JSON, or nests too deep for Python to read
-    (a RecursionError otherwise), is a ValueError naming it."""
-    from pathlib import Path
-
-    try:
-        return json.loads(Path(path).read_text())
-    except RecursionError:
-        raise ValueError(f"{path} nests too deep to be one of this project's files") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not text") from None
 
 
 def add_dataclass_flags(cls, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

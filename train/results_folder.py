@@ -126,3 +126,30 @@ def refuse_foreign(folder, subfolder: str) -> None:
         raise FolderTaken(
             f"{folder.path} holds files this {folder.job} did not write ({listed}); move them away and run again"
         )
+
+
+def read_json(path: Path) -> object:
+    """The JSON value in the file ``path``; a file that is not JSON, or nests too deep for Python to read
+    (a RecursionError otherwise), is a ValueError naming it."""
+    try:
+        return json.loads(Path(path).read_text())
+    except RecursionError:
+        raise ValueError(f"{path} nests too deep to be one of this project's files") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not text") from None
+
+
+def kept(folder, path: Path, check, again: str):
+    """The JSON value a job kept in ``path`` (in ``folder``) to resume from, if the folder's manifest lists it
+    with the SHA-256 it was written with and ``check(value)`` passes (it raises a ValueError saying what is
+    wrong); None when it is absent. Any other is named, with why, and made ``again`` (the words say how)."""
+    if not path.exists():
+        return None
+    try:
+        folder.verify(path)
+        value = read_json(path)
+        check(value)
+        return value
+    except (ValueError, KeyError) as error:  # UntrustedFile and JSONDecodeError are ValueErrors
+        print(f"{path} is damaged ({error}); {again}")
+        return None

@@ -87,8 +87,6 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
                 ],
             )
 
-        if ppo_tables(args) != [args.num_players]:
-            raise ValueError("--vec single trains at one table size: give --ppo-players only with --vec batch")
         venv = DummyVecEnv([make(i) for i in range(args.num_envs)])
         venv.seed(stream_seed(seed, "env"))
     # Chips swing by ±50 in a deal; scaling returns keeps the value loss in range. Inference needs no stats.

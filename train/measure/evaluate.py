@@ -76,14 +76,14 @@ def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_
     name, colon, option = spec.partition(":")
     if name == "ppo":
         if colon and not option:
-            raise ValueError(f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the "
-                             "shipped model)")
+            raise ValueError(
+                f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the shipped model)"
+            )
         return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
     if name == "pimc":
         if colon and not (option.isascii() and option.isdigit() and int(option) >= 1):
             raise ValueError(
-                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. "
-                "pimc:128"
+                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. pimc:128"
             )
         model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
         return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
@@ -180,8 +180,7 @@ def _measure(policies: dict, opponents, num_players, rules, deals, seed, referen
     progress.close()
     tables = [summarise(results, name) for name in references]
     title = (
-        f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, "
-        f"seed {seed}"
+        f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, seed {seed}"
     )
     if not quiet:
         print(f"{title} ({time.perf_counter() - started:.0f} s)")

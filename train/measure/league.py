@@ -41,12 +41,11 @@ from ..cli import (
     command_line,
     new_parser,
     progress_bar,
-    read_json,
     refuse_repeats,
     stops_cleanly,
 )
 from ..paired import PairedDeals, mean_ci
-from ..results_folder import csv_of, default_out, pyplot, refuse_foreign, results_folder
+from ..results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
 from ..run_folder import Refused
 from .evaluate import made, make_candidate, model_files
 from .matrix import add_ray_flags, require_ray, start_runner
@@ -188,17 +187,12 @@ def check_table(table, settings: Settings, players: int, index: int) -> None:
 def kept_table(folder, settings: Settings, players: int, index: int) -> dict | None:
     """A finished table kept in ``tables/``, if this league wrote it, it is unchanged since (the manifest's
     SHA-256) and it is whole; None if absent. Any other is named, with why, and played again."""
-    path = table_path(folder, players, index)
-    if not path.exists():
-        return None
-    try:
-        folder.verify(path)
-        table = read_json(path)
-        check_table(table, settings, players, index)
-        return table
-    except ValueError as error:  # UntrustedFile is one too
-        print(f"{path}: {error}; playing table {players}p_{index} again")
-        return None
+    return kept(
+        folder,
+        table_path(folder, players, index),
+        lambda table: check_table(table, settings, players, index),
+        f"playing table {players}p_{index} again",
+    )
 
 
 def run_league(settings: Settings, folder, runner, progress: bool = True) -> list[dict]:
@@ -351,11 +345,11 @@ def main(argv=None) -> list[dict]:
     except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
     key = {name: value for name, value in asdict(settings).items() if name != "trust_model"} | {"models": models}
-    out = Path(args.out) if args.out else default_out("league", key)
     runner = start_runner(job, args)
     try:
-        with stops_cleanly(f"the finished tables are kept in {out / TABLES}; the same command resumes from them"):
-            with results_folder(out, "league", key, args.overwrite, command_line(argv)) as folder:
+        with results_folder(args.out, "league", key, args.overwrite, command_line(argv)) as folder:
+            kept_where = f"the finished tables are kept in {folder.path / TABLES}; the same command resumes from them"
+            with stops_cleanly(kept_where):
                 rows = run_league(settings, folder, runner, args.progress)
     except (ValueError, FileNotFoundError, ImportError, Refused) as error:
         job.error(str(error))

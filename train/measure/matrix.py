@@ -32,9 +32,9 @@ import numpy as np
 
 import agents
 
-from ..cli import add_flag, at_least, command_line, new_parser, progress_bar, read_json, refuse_repeats, stops_cleanly
+from ..cli import add_flag, at_least, command_line, new_parser, progress_bar, refuse_repeats, stops_cleanly
 from ..paired import PairedDeals, play_candidates, summarise
-from ..results_folder import csv_of, default_out, pyplot, refuse_foreign, results_folder
+from ..results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
 from ..run_folder import Refused
 from .evaluate import made, make_candidate, model_files
 
@@ -247,31 +247,25 @@ def cell_rows(cell: Cell, chips: dict[str, np.ndarray]) -> list[dict]:
 ROW_KEYS = ("players", "rules", "opponents", "agent", "chips_per_deal", "ci95", "gain_over_most_copies", "gain_ci95")
 
 
+def check_cell(rows, cell: Cell, settings: Settings) -> None:
+    """Nothing, if ``rows`` are the finished rows of ``cell`` of this matrix; else a ValueError saying what is
+    wrong with them (another cell's rows, other agents or deals, not rows at all)."""
+    if not isinstance(rows, list) or not all(isinstance(row, dict) and set(ROW_KEYS) <= set(row) for row in rows):
+        raise ValueError("not a list of matrix rows")
+    if any(
+        (row["players"], row["rules"], row["opponents"]) != (cell.players, cell.rules, cell.opponents) for row in rows
+    ):
+        raise ValueError("it holds another cell's rows")
+    if [row["agent"] for row in rows] != settings.agent_names() or any(row["deals"] != settings.deals for row in rows):
+        raise ValueError("its agents or deals are not this matrix's")
+
+
 def read_cell(folder, cell: Cell, settings: Settings) -> list[dict] | None:
     """The finished rows of ``cell`` from ``cells/<key>.json``; None when it is not there yet, or is damaged
     (unreadable, changed since this matrix wrote it, another cell's rows, other agents or deals), which is
     said, naming the file, and the cell computed again."""
     path = folder.path / "cells" / f"{cell.key}.json"
-    if not path.exists():
-        return None
-    try:
-        folder.verify(path)
-        rows = read_json(path)
-        if not isinstance(rows, list) or not all(isinstance(row, dict) and set(ROW_KEYS) <= set(row) for row in rows):
-            raise ValueError("not a list of matrix rows")
-        if any(
-            (row["players"], row["rules"], row["opponents"]) != (cell.players, cell.rules, cell.opponents)
-            for row in rows
-        ):
-            raise ValueError("it holds another cell's rows")
-        if [row["agent"] for row in rows] != settings.agent_names() or any(
-            row["deals"] != settings.deals for row in rows
-        ):
-            raise ValueError("its agents or deals are not this matrix's")
-    except (ValueError, KeyError) as error:  # JSONDecodeError and UntrustedFile are ValueErrors
-        print(f"{path} is damaged ({error}); computing cell {cell.key} again")
-        return None
-    return rows
+    return kept(folder, path, lambda rows: check_cell(rows, cell, settings), f"computing cell {cell.key} again")
 
 
 def save(settings: Settings, rows: list[dict], folder, title: str) -> None:
@@ -440,14 +434,14 @@ def main(argv=None) -> list[dict]:
     require_ray(job, args)
     record = json.loads(json.dumps(asdict(settings))) | {"models": models}
     argv = command_line(argv)
-    out = Path(args.out) if args.out else default_out("matrix", record)
     runner = start_runner(job, args)
     try:
-        with stops_cleanly(f"the finished cells are kept in {out / 'cells'}; the same command resumes from them"):
-            with results_folder(out, "matrix", record, args.overwrite, argv) as folder:
+        with results_folder(args.out, "matrix", record, args.overwrite, argv) as folder:
+            kept_where = f"the finished cells are kept in {folder.path / 'cells'}; the same command resumes from them"
+            with stops_cleanly(kept_where):
                 rows = run_matrix(settings, folder, runner, args.runs, progress=args.progress)
-                print(f"results written to {folder.path}")
-                return rows
+            print(f"results written to {folder.path}")
+            return rows
     except Refused as error:
         job.error(str(error))
     finally:
