@@ -31,21 +31,13 @@ import numpy as np
 
 from snipsnap_env.batch import BatchEnv, play_seated
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
-from snipsnap_env.engine import NO_RANK
 from snipsnap_env.jit_cache import drop_if_sources_changed
 from snipsnap_env.kernel import (
     COPIES_LED,
-    DEALER,
     FEWEST_LED,
-    LAST_PLAYER,
     LEADS,
     NOT_LED,
-    OPEN_RANK,
-    POT,
-    SET_LEADER,
-    TO_ACT,
-    TURNS,
-    WINNER,
+    lead_positions,
     seed_streams,
 )
 from snipsnap_env.observation import CHIP_SCALE, SLICES, rules_from_features
@@ -182,10 +174,7 @@ class ModelSearch(LeadSearch):
         games.played[:] = played
         games.deal_score[:] = np.rint(obs[:, SLICES["score"]][:, :n] * CHIP_SCALE)
         public = games.public
-        public[:] = 0
-        public[:, OPEN_RANK], public[:, LAST_PLAYER], public[:, SET_LEADER] = NO_RANK, -1, -1
-        public[:, TO_ACT], public[:, TURNS], public[:, WINNER], public[:, DEALER] = 0, 1, -1, n - 1
-        public[:, POT] = np.rint(obs[:, SLICES["pot"].start] * CHIP_SCALE)
+        lead_positions(public, np.rint(obs[:, SLICES["pot"].start] * CHIP_SCALE).astype(np.int64), n - 1)
         leads = np.rint(obs[:, SLICES["leads"]][:, :n] * NUM_RANKS).astype(np.int64)
         copies = np.rint(obs[:, SLICES["copies_led"]][:, :n] * CARDS_PER_RANK * leads).astype(np.int64)
         public[:, LEADS : LEADS + n] = leads

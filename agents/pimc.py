@@ -36,21 +36,12 @@ import numba
 import numpy as np
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
-from snipsnap_env.engine import NO_RANK
 from snipsnap_env.jit_cache import drop_if_sources_changed
 from snipsnap_env.kernel import (
-    DEALER,
-    LAST_PLAYER,
     MOST_COPIES,
     NOT_LED,
-    OPEN_RANK,
     POLICIES,
-    POT,
-    PREVIOUS_TURN_PLAYED,
-    TO_ACT,
-    TURNS,
-    WINNER,
-    clear_lead_record,
+    lead_position,
     new_game,
     play_out,
     play_until_choice,
@@ -150,9 +141,7 @@ def pimc_scores(own, played, sizes, pot, fewest_led, candidates, samples, polici
             holding[:, :] = world
             hand_size[:] = sizes[r]
             done[:] = played[r]
-            public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = NO_RANK, -1, 0
-            public[TO_ACT], public[POT], public[TURNS], public[WINNER], public[DEALER] = 0, pot[r], 1, -1, n - 1
-            clear_lead_record(public)  # (what the seats' leads showed does not steer the rollouts)
+            lead_position(public, pot[r], n - 1)  # (what the seats' leads showed does not steer the rollouts)
             deal_score[:] = 0.0
             streams[:] = world_rng[1:]  # common random numbers: every candidate meets the same draws
             play_until_choice(holding, hand_size, done, public, deal_score, rank, rules)

@@ -69,7 +69,14 @@ PUBLIC = (
     *(f"copies_led_{seat}" for seat in range(MAX_PLAYERS)),  # its cards in those sets, summed
     *(f"fewest_led_{seat}" for seat in range(MAX_PLAYERS)),  # the fewest in one of them (NOT_LED before any)
 )
-OPEN_RANK, LAST_PLAYER, PREVIOUS_TURN_PLAYED, TO_ACT, POT, TURNS, WINNER, DEALER, SET_LEADER, LEADER_CARDS = range(10)
+# each scalar's index, found by its name in PUBLIC: a field is added there, and read by name
+OPEN_RANK, LAST_PLAYER, PREVIOUS_TURN_PLAYED = (
+    PUBLIC.index("open_rank"),
+    PUBLIC.index("last_player"),
+    PUBLIC.index("previous_turn_played"),
+)
+TO_ACT, POT, TURNS, WINNER = PUBLIC.index("to_act"), PUBLIC.index("pot"), PUBLIC.index("turns"), PUBLIC.index("winner")
+DEALER, SET_LEADER, LEADER_CARDS = PUBLIC.index("dealer"), PUBLIC.index("set_leader"), PUBLIC.index("leader_cards")
 LEADS, COPIES_LED, FEWEST_LED = (PUBLIC.index(f"{name}_0") for name in ("leads", "copies_led", "fewest_led"))
 NOT_LED = CARDS_PER_RANK + 1
 STATE = ("holding", "hand_size", "played", "public", "deal_score", "rng")
@@ -150,6 +157,23 @@ def clear_lead_record(public):
     public[LEADS : LEADS + MAX_PLAYERS] = 0
     public[COPIES_LED : COPIES_LED + MAX_PLAYERS] = 0
     public[FEWEST_LED : FEWEST_LED + MAX_PLAYERS] = NOT_LED
+
+
+@inline
+def lead_position(public, pot, dealer):
+    """The scalars of a deal under way with no set open and seat 0 to lead (a searcher's sampled world): a
+    turn played, ``pot`` chips in the pot, no lead record yet."""
+    public[:] = 0
+    public[OPEN_RANK], public[LAST_PLAYER], public[TO_ACT], public[POT] = NO_RANK, -1, 0, pot
+    public[TURNS], public[WINNER], public[DEALER] = 1, -1, dealer
+    clear_lead_record(public)
+
+
+@jit
+def lead_positions(public, pots, dealer):
+    """:func:`lead_position` for each row of stacked scalars (B, len(PUBLIC))."""
+    for b in range(public.shape[0]):
+        lead_position(public[b], pots[b], dealer)
 
 
 @jit
@@ -305,55 +329,78 @@ def play_cards(holding, hand_size, played, seat, rank, multi):
     return count
 
 
-@jit
-def play_until_choice(holding, hand_size, played, public, deal_score, lead, rules):
-    """Lead ``lead`` (if ≥ 0), then play follows, passes and forced leads until a real choice or the end.
+@inline
+def play_set(holding, hand_size, played, public, deal_score, seat, rank, leading, last, previous_played, pot, turns,
+             leader, leader_cards, rules):  # fmt: skip
+    """**The rules step**: the set of ``rank`` played from ``seat``'s turn (its lead if ``leading``) until it
+    closes or a hand empties — passes and their fees, follows, penalties, the lead record. Both
+    :func:`play_until_choice` and :func:`play_out` play every set through here, so a rule is written once.
 
-    The hot loop: the game's scalars live in locals while it runs.
+    Returns ``(seat, last, previous_played, pot, turns, leader, leader_cards, out)``: ``seat`` played the set's
+    last card, and is out of cards if ``out`` (else it leads next). A closed set's leader joins the record.
     """
     n = holding.shape[0]
-    chips, penalties, multi = rules[CHIPS], rules[PENALTIES], rules[MULTI_PLAY]
     fee_to_pot, fee_to_previous = fee_kinds(rules)
-    rank, last, previous_played = public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED]
-    to_act, pot, turns = public[TO_ACT], public[POT], public[TURNS]
-    leader, leader_cards = public[SET_LEADER], public[LEADER_CARDS]
-    while public[WINNER] < 0:
-        seat = to_act
-        if rank == NO_RANK:  # a lead: the choice given, or the only legal one, or stop for a real choice
-            if lead >= 0:  # a real choice (play stopped for it): what it shows joins the lead record
-                rank, lead, leader = lead, -1, seat
-            else:
-                rank, leader = only_lead(holding, played, seat, rules), -1
-                if rank < 0:
-                    break
-            leader_cards = 0
-        else:  # a follow: whoever does not hold the rank passes (paying any fee), the next holder plays
+    penalties, multi = rules[CHIPS] != 0 and rules[PENALTIES] != 0, rules[MULTI_PLAY] != 0
+    while True:
+        if not leading:  # a follow: whoever does not hold the rank passes (paying any fee), the next holder plays
             while holding[seat, rank] == 0:
                 pot += pay_pass_fee(deal_score, seat, last, fee_to_pot, fee_to_previous)
                 previous_played = 0
                 turns += 1
-                seat = (seat + 1) % n
-            if chips and penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
+                seat = seat + 1 if seat + 1 < n else 0
+            if penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
                 deal_score[last] -= played[rank]
                 pot += played[rank]
+        leading = False
         count = play_cards(holding, hand_size, played, seat, rank, multi)
         last, previous_played = seat, 1
         turns += 1
         if seat == leader:
             leader_cards += count
-        if played[rank] == CARDS_PER_RANK and leader >= 0:  # the leader has shown all it held of the rank
+        closed = played[rank] == CARDS_PER_RANK
+        if closed and leader >= 0:  # the leader has shown all it held of the rank
             public[LEADS + leader] += 1
             public[COPIES_LED + leader] += leader_cards
             public[FEWEST_LED + leader] = min(public[FEWEST_LED + leader], leader_cards)
             leader = -1
         if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
+            return seat, last, previous_played, pot, turns, leader, leader_cards, True
+        if closed:  # its last player leads next (all four led at once with multi-play: the leader again)
+            return seat, last, previous_played, pot, turns, leader, leader_cards, False
+        seat = seat + 1 if seat + 1 < n else 0
+
+
+@jit
+def play_until_choice(holding, hand_size, played, public, deal_score, lead, rules):
+    """Lead ``lead`` (if ≥ 0), then play follows, passes and forced leads until a real choice or the end.
+
+    The game's scalars live in locals while it runs; each set is played by :func:`play_set`.
+    """
+    rank, last, previous_played = public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED]
+    to_act, pot, turns = public[TO_ACT], public[POT], public[TURNS]
+    leader, leader_cards = public[SET_LEADER], public[LEADER_CARDS]
+    while public[WINNER] < 0:
+        leading = rank == NO_RANK
+        if leading:  # a lead: the choice given, or the only legal one, or stop for a real choice
+            if lead >= 0:  # a real choice (play stopped for it): what it shows joins the lead record
+                rank, lead, leader = lead, -1, to_act
+            else:
+                rank, leader = only_lead(holding, played, to_act, rules), -1
+                if rank < 0:
+                    break
+            leader_cards = 0
+        seat, last, previous_played, pot, turns, leader, leader_cards, out = play_set(
+            holding, hand_size, played, public, deal_score, to_act, rank, leading, last, previous_played, pot, turns,
+            leader, leader_cards, rules,
+        )  # fmt: skip
+        to_act = seat
+        if out:
             public[WINNER] = seat
             settle(deal_score, hand_size, seat, pot, rules)
             pot = 0
-        elif played[rank] == CARDS_PER_RANK:  # set closed: its last player leads next
-            rank, to_act = NO_RANK, seat
         else:
-            to_act = (seat + 1) % n
+            rank = NO_RANK
     public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = rank, last, previous_played
     public[TO_ACT], public[POT], public[TURNS] = to_act, pot, turns
     public[SET_LEADER], public[LEADER_CARDS] = leader, leader_cards
@@ -411,10 +458,8 @@ def play_out(holding, hand_size, played, public, deal_score, policies, rng, rule
     """Play the deal to its end, each seat's real choices made by its scripted policy ``policies[seat]`` with
     the seat's own stream ``rng[1 + seat]`` (so one seat's choices never shift another's random draws).
 
-    The whole-deal path of evaluation and search rollouts, so written for speed: after the open set (if any),
-    each set runs from its lead to its close in one loop over locals, and the lead record — which only an
-    observation reads, and nobody observes a finished deal's leads — is not kept. The rules are those of
-    :func:`play_until_choice`; parity tests hold the two to the engine.
+    The whole-deal path of evaluation and search rollouts: every set is played by :func:`play_set`, and the
+    lead record — which only an observation reads, and nobody observes a finished deal's leads — is not kept.
     """
     if public[WINNER] >= 0:
         return
@@ -422,40 +467,17 @@ def play_out(holding, hand_size, played, public, deal_score, policies, rng, rule
         play_until_choice(holding, hand_size, played, public, deal_score, -1, rules)
         if public[WINNER] >= 0:
             return
-    n = holding.shape[0]
-    fee_to_pot, fee_to_previous = fee_kinds(rules)
-    penalties, multi = rules[CHIPS] != 0 and rules[PENALTIES] != 0, rules[MULTI_PLAY] != 0
-    seat, pot, turns, rank, winner = public[TO_ACT], public[POT], public[TURNS], NO_RANK, -1
-    while winner < 0:
+    seat, pot, turns, last, previous_played, rank = public[TO_ACT], public[POT], public[TURNS], -1, 0, NO_RANK
+    out = False
+    while not out:
         rank = choose_lead(holding, played, seat, policies[seat], rng, 1 + seat, rules)
-        play_cards(holding, hand_size, played, seat, rank, multi)
-        turns += 1
-        if hand_size[seat] == 0:  # out: the deal ends at once (§2.9)
-            winner = seat
-            break
-        if played[rank] == CARDS_PER_RANK:  # all four led at once (multi-play): the leader leads again
-            continue
-        last, previous_played = seat, True
-        while True:  # turn by turn until the set closes or a hand empties
-            seat = seat + 1 if seat + 1 < n else 0
-            turns += 1
-            if holding[seat, rank] == 0:  # a pass, and any fee
-                previous_played = False
-                pot += pay_pass_fee(deal_score, seat, last, fee_to_pot, fee_to_previous)
-                continue
-            if penalties and previous_played:  # snipped/snapped/snoremed: card k pays k (§3.12)
-                deal_score[last] -= played[rank]
-                pot += played[rank]
-            play_cards(holding, hand_size, played, seat, rank, multi)
-            last, previous_played = seat, True
-            if hand_size[seat] == 0:
-                winner = seat
-                break
-            if played[rank] == CARDS_PER_RANK:  # set closed: its last player leads next
-                break
-    settle(deal_score, hand_size, winner, pot, rules)
-    public[WINNER] = winner
-    public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = rank, seat, 1
+        seat, last, previous_played, pot, turns, _, _, out = play_set(
+            holding, hand_size, played, public, deal_score, seat, rank, True, last, previous_played, pot, turns,
+            -1, 0, rules,
+        )  # fmt: skip
+    settle(deal_score, hand_size, seat, pot, rules)
+    public[WINNER] = seat
+    public[OPEN_RANK], public[LAST_PLAYER], public[PREVIOUS_TURN_PLAYED] = rank, last, previous_played
     public[TO_ACT], public[POT], public[TURNS] = seat, 0, turns
     public[SET_LEADER], public[LEADER_CARDS] = -1, 0
 
