@@ -20,11 +20,11 @@ from .kernel import (
     deal_from_stream,
     deal_given,
     new_game,
-    observe,
     play_out,
     play_until_choice,
     uniform,
 )
+from .kernel_observe import observe
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 

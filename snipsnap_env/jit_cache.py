@@ -15,7 +15,16 @@ import hashlib
 from pathlib import Path
 
 SOURCES = tuple(
-    Path(__file__).with_name(name) for name in ("cards.py", "rules.py", "engine.py", "observation.py", "kernel.py")
+    Path(__file__).with_name(name)
+    for name in (
+        "cards.py",
+        "rules.py",
+        "engine.py",
+        "observation.py",
+        "kernel_state.py",
+        "kernel.py",
+        "kernel_observe.py",
+    )
 )
 
 
