@@ -132,7 +132,7 @@ def test_tables_of_several_sizes_train_as_one_vec_env():
 
 
 def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
-    from train.learn.train_ppo import Args
+    from train.train_ppo import Args
 
     with pytest.raises(ValueError, match="only --critic rollouts"):
         Args(total_timesteps=10, opponents=("random", "self"), critic="observation")
@@ -149,7 +149,7 @@ def test_ppo_with_the_rollout_critic_learns_to_beat_most_copies_from_scratch(tmp
     rank-held-most-often rule at 3 players (the full runs gain about +4.5 chips per deal; see Results)."""
     pytest.importorskip("sb3_contrib")
     import agents
-    from train.learn import train_ppo
+    from train import train_ppo
     from train.paired import PairedDeals, mean_ci, play_paired
 
     final = train_ppo.main(

@@ -140,7 +140,7 @@ def test_convert_model_says_what_is_wrong_with_its_source_in_one_line(tmp_path, 
 
 
 def test_init_from_a_model_without_policy_kwargs_fine_tunes_the_defaults(tmp_path):
-    from train.learn.train_ppo import Args
+    from train.train_ppo import Args
 
     meta = changed_model(tmp_path / "bare.zip")
     with zipfile.ZipFile(meta) as archive:

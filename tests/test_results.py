@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from train import exploit, league, matrix
+from train.evaluate import evaluate
 from train.manifest import sha256
-from train.measure import exploit, league, matrix
-from train.measure.evaluate import evaluate
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch"}

@@ -124,7 +124,7 @@ def test_fine_tuning_starts_from_the_model_files_actor_with_a_fresh_state_critic
     import agents
     from agents.ppo import SHIPPED_MODEL
     from snipsnap_env.batch import BatchEnv
-    from train.learn import train_ppo
+    from train import train_ppo
 
     args = train_ppo.Args(
         num_players=4, teacher="", total_timesteps=256, num_envs=8, init_from=str(SHIPPED_MODEL), critic="state"

@@ -1,12 +1,12 @@
-"""Command-line jobs (``python -m train.<job>``), in four rooms:
+"""Command-line jobs: one file per job, run as ``python -m train.<job>``.
 
-- :mod:`train.learn`: training (``train_ppo``, distillation, resume points, model conversion);
-- :mod:`train.measure`: measuring strength (``evaluate``, ``ladder``, ``matrix``, ``mixed``, ``behaviour``,
-  ``oracle``);
-- :mod:`train.speed`: measuring speed (``bench_aec``, ``bench_batch``);
-- :mod:`train.playing`: playing (``play`` in the terminal, ``serve`` in the browser).
+- training: ``train_ppo``, ``convert_model``, ``curves`` (its library, one concern per module, in
+  :mod:`train.learn`: settings, critics, the opponent pool, callbacks, checkpoints, distillation, resume points);
+- measuring strength: ``evaluate``, ``ladder``, ``matrix``, ``mixed``, ``behaviour``, ``oracle``, ``exploit``,
+  ``league``;
+- measuring speed: ``bench_aec``, ``bench_batch``;
+- playing: ``play`` in the terminal, ``serve`` in the browser (its page in ``web/``).
 
 What they share sits here: the flags (``cli``), paired deals (``paired``), the folders a job owns
 (``run_folder``, ``manifest``, ``results_folder``). ``train.main`` is the main job: train, then benchmark.
-Each ``train/<job>.py`` is a thin entry that runs the job's module.
 """

@@ -1,10 +1,150 @@
-"""``python -m train.bench_batch``: the job lives in :mod:`train.speed.bench_batch` (see its ``--help``)."""
+"""Benchmark the fast path: whole deals played in the kernel (``play_deals``), BatchEnv deals/s and
+decisions/s over a batch-size sweep, the AEC env raw and wrapped, and PPO training fps with the
+single-seat env vs the batched VecEnv, with PettingZoo's connect_four_v3 in the same run as the reference.
+Prints a table and writes JSON.
 
-import sys
+    python -m train.bench_batch --json bench.json        # about 3 minutes
+    python -m train.bench_batch --reference ../shared/bench/limit.py   # and a reference simulator in the same run
+"""
 
-from .speed import bench_batch as _job
+from __future__ import annotations
+
+import argparse
+import time
+
+import numba
+
+import agents
+from snipsnap_env.batch import BatchEnv, play_deals
+
+from .bench_aec import aec_envs, measure_table, save_json
+from .cli import add_flag, at_least, command_line, new_parser, positive_float
+
+
+def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> dict:
+    """Whole deals/s played in the kernel with uniformly random leads at every seat (best of the rounds)."""
+    policies = ["random"] * num_players
+    play_deals(1000, num_players, "scarne", policies)  # compile / warm up
+    best, start = 0.0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        began = time.perf_counter()
+        play_deals(deals, num_players, "scarne", policies, seed=len(str(best)))
+        best = max(best, deals / (time.perf_counter() - began))
+    return {"deals_per_s": best}
+
+
+def reference_speed(path: str, seconds: float) -> float:
+    """Deals/s of a reference simulator script that defines ``deals_per_second(seconds=...)`` (one core)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(path).resolve()
+    if not script.is_file():
+        raise SystemExit(f"--reference {path}: no such file")
+    sys.path.insert(0, str(script.parent))  # the script imports its neighbours
+    spec = importlib.util.spec_from_file_location("reference_simulator", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "deals_per_second"):
+        raise SystemExit(f"--reference {path}: the script defines no deals_per_second(seconds=...)")
+    return float(module.deals_per_second(seconds=seconds))
+
+
+def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0) -> dict:
+    """Complete deals/s and decisions/s through BatchEnv.step with uniformly random legal leads."""
+    env = BatchEnv(num_games, num_players, seed=seed)
+    policy = agents.make("random", seed=seed)
+    obs, mask = env.reset()
+    obs, mask, *_ = env.step(policy.act_batch(obs, mask))  # compile / warm up
+    deals = decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        obs, mask, _, dones, _ = env.step(policy.act_batch(obs, mask))
+        deals += int(dones.sum())
+        decisions += num_games
+    elapsed = time.perf_counter() - start
+    return {"deals_per_s": deals / elapsed, "decisions_per_s": decisions / elapsed}
+
+
+def ppo_fps(vec: str, steps: int, num_envs: int, n_steps: int, batch_size: int, critic: str = "observation") -> float:
+    """Timesteps/s of MaskablePPO learning ``steps`` steps at 6 players on the given VecEnv kind; ``critic``
+    'rollouts' is the default training's (train_ppo's model and settings), 'observation' SB3's MLP and GAE."""
+    import tempfile
+
+    import torch
+
+    from .train_ppo import Args, make_vec_env, new_model
+
+    torch.set_num_threads(2)
+    policy = "rank_shared" if critic == "rollouts" else "mlp"
+    args = Args(
+        vec=vec, num_envs=num_envs, n_steps=n_steps, batch_size=batch_size, critic=critic, ppo_players=(6,),
+        policy=policy, net_arch=(128, 128), n_epochs=4, out_dir=tempfile.mkdtemp(),
+    )  # fmt: skip
+    model = new_model(args, make_vec_env(args, seed=0))
+    model.learn(num_envs * n_steps)  # warm up (compilation, first rollout)
+    start = time.perf_counter()
+    model.learn(steps, reset_num_timesteps=False)
+    return steps / (time.perf_counter() - start)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__, __name__)
+    job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
+    add_flag(job, "players")
+    job.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
+    job.add_argument("--ppo-steps", type=at_least(1), default=65536, help="timesteps per PPO fps measurement")
+    job.add_argument("--json", default=None)
+    job.add_argument("--reference", default=None, help="a reference simulator script to time in the same run")
+    return job
+
+
+def main(argv=None) -> dict:
+    job = parser()
+    args = job.parse_args(argv)
+    results: dict = {"kernel": {}, "batch": {}, "aec": {}, "ppo_fps": {}}
+
+    threads = numba.get_num_threads()
+    results["kernel"] = kernel_speed(args.players, args.seconds * 2)
+    numba.set_num_threads(1)  # per core: comparable across machines (and with ../shared/bench/limit.py)
+    try:
+        results["kernel"]["deals_per_s_one_thread"] = kernel_speed(args.players, args.seconds * 2)["deals_per_s"]
+    finally:
+        numba.set_num_threads(threads)
+    print(f"play_deals, {args.players} players, random leads, all in the kernel: ", end="")
+    print(f"{results['kernel']['deals_per_s']:,.0f} deals/s on {threads} threads, ", end="")
+    print(f"{results['kernel']['deals_per_s_one_thread']:,.0f} on one")
+    if args.reference:
+        reference = reference_speed(args.reference, args.seconds * 2)
+        results["kernel"]["reference_deals_per_s"] = reference
+        ratio = results["kernel"]["deals_per_s"] / reference
+        print(f"reference simulator, one core: {reference:,.0f} deals/s; ", end="")
+        print(f"play_deals on {threads} threads is {ratio:.2f}x it")
+
+    print(f"\nBatchEnv, {args.players} players, random legal leads chosen in Python between steps")
+    print(f"{'batch':>8}{'deals/s':>14}{'decisions/s':>14}")
+    for size in args.batch_sizes:
+        figures = batch_speed(size, args.players, args.seconds)
+        results["batch"][str(size)] = figures
+        print(f"{size:>8}{figures['deals_per_s']:>14,.0f}{figures['decisions_per_s']:>14,.0f}", flush=True)
+
+    print("\nAEC env, random legal actions (turns include forced ones)")
+    results["aec"] = measure_table(aec_envs([args.players]), rounds=3, seconds=1.5)
+
+    print("\nMaskablePPO training fps (timesteps = learner decisions), 6 players, random opponents")
+    single = ppo_fps("single", args.ppo_steps // 8, num_envs=1, n_steps=2048, batch_size=256)
+    batched = ppo_fps("batch", args.ppo_steps, num_envs=256, n_steps=32, batch_size=2048)
+    rollouts = ppo_fps("batch", args.ppo_steps, num_envs=256, n_steps=32, batch_size=2048, critic="rollouts")
+    results["ppo_fps"] = {
+        "single_env": single, "batch_vec_env": batched, "speedup": batched / single, "rollout_critic": rollouts
+    }  # fmt: skip
+    print(f"single-seat env (DummyVecEnv, 1 env): {single:,.0f} fps")
+    print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
+    print(f"same, rollout critic (32 per lead):   {rollouts:,.0f} fps  (train_ppo's default training)")
+    return save_json(results, args.json, "bench_batch", command_line(argv))
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.bench_batch gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

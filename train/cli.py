@@ -160,7 +160,7 @@ class JobParser(argparse.ArgumentParser):
 
 
 def program(module: str | None) -> str | None:
-    """How a person runs the job of ``module`` (``train.measure.league`` → ``python -m train.league``)."""
+    """How a person runs the job of ``module`` (``train.league`` → ``python -m train.league``)."""
     if not module or module == "__main__":
         return None
     return f"python -m train.{module.rsplit('.', 1)[-1]}"

@@ -1,10 +1,59 @@
-"""``python -m train.convert_model``: the job lives in :mod:`train.learn.convert_model` (see its ``--help``)."""
+"""Convert a Stable-Baselines3 MaskablePPO zip into snipsnap's model format (agents.model_file), once.
 
-import sys
+Loading an SB3 zip unpickles Python objects from it, which can run any code its author put there; do this
+only for a file whose source you trust. The converted file holds tensors and JSON only, and loads anywhere
+(``agents.make("ppo", path=...)``, ``--candidates ppo:<file>``) without trust.
 
-from .learn import convert_model as _job
+    python -m train.convert_model old_sb3_model.zip converted.zip --trust-model
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from .cli import new_parser
+
+
+def parser():
+    job = new_parser(__doc__, __name__)
+    job.add_argument("source", help="the Stable-Baselines3 MaskablePPO zip")
+    job.add_argument("target", help="the file to write in snipsnap's model format")
+    job.add_argument(
+        "--trust-model", action="store_true", help="I trust the source file (loading it runs its pickled code)"
+    )
+    return job
+
+
+def main(argv=None) -> Path:
+    job = parser()
+    args = job.parse_args(argv)
+    if not args.trust_model:
+        job.error("converting loads the SB3 zip, which runs its pickled code: add --trust-model if you trust it")
+    source, target = Path(args.source), Path(args.target)
+    if not source.is_file():  # before SB3, which would look for <source>.zip and name that instead
+        job.error(f"no model file at {source}")
+    if target.exists():
+        job.error(f"{target} exists; choose another target (nothing is overwritten)")
+    try:
+        from agents.model_file import is_policy_file, save_policy
+        from agents.ppo import load_trusted_sb3
+
+        if is_policy_file(source):
+            job.error(f"{source} is in snipsnap's model format already: it loads as it is, with nothing to convert")
+        if not zipfile.is_zipfile(source):
+            job.error(f"{source} is not a zip archive: not a Stable-Baselines3 model")
+        network, meta = load_trusted_sb3(source)
+        save_policy(network, target, {key: meta[key] for key in ("trained_on", "num_timesteps") if key in meta})
+    except ImportError as error:
+        job.error(f'{error.name} is missing: pip install -e ".[train]"')
+    except (OSError, ValueError) as error:
+        job.error(str(error))
+    except Exception as error:  # a damaged or foreign zip fails in many ways inside SB3 and torch
+        job.error(f"{source} is not a readable MaskablePPO model ({type(error).__name__}: {error})")
+    print(f"wrote {target}")
+    return target
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.convert_model gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

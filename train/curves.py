@@ -1,10 +1,91 @@
-"""``python -m train.curves``: the job lives in :mod:`train.learn.curves` (see its ``--help``)."""
+"""Learning curves: gain over most_copies (paired deals, 95% CIs) against timesteps and against training time,
+for one run or several in one plot, read from the runs' ``eval.csv`` (train_ppo's ``EVAL_COLUMNS``).
 
-import sys
+    python -m train.curves runs/ppo3_state runs/ppo3_observation      # with and without the state critic
+"""
 
-from .learn import curves as _job
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .cli import add_flag, command_line, new_parser, require
+from .results_folder import pyplot, results_folder
+from .run_folder import Refused
+
+GAIN, GAIN_CI, SECONDS = 4, 5, 6  # columns of eval.csv
+
+
+def curve(run_dir: Path) -> dict[str, np.ndarray]:
+    """A run's evaluations that carry the gain over most_copies: steps, gain, its CI, training seconds."""
+    path = Path(run_dir) / "eval.csv"
+    if not path.is_file():
+        raise ValueError(f"{run_dir} has no eval.csv: a run with PPO steps writes one")
+    with open(path, newline="") as f:
+        rows = [row for row in csv.reader(f) if len(row) > SECONDS]  # older runs' rows lack the gain
+    if not rows:
+        raise ValueError(f"{path} holds no evaluation with a gain over most_copies (written by an older version)")
+    table = np.array(rows, float)
+    return {"steps": table[:, 0], "gain": table[:, GAIN], "ci": table[:, GAIN_CI], "seconds": table[:, SECONDS]}
+
+
+def label(run_dir: Path) -> str:
+    """The run's name and what its critic reads, from its recorded settings."""
+    settings = Path(run_dir) / "args.json"
+    critic = json.loads(settings.read_text()).get("critic", "observation") if settings.is_file() else "?"
+    return f"{Path(run_dir).name} (critic: {critic})"
+
+
+def plot_runs(run_dirs: list[Path], path: Path, title: str) -> Path | None:
+    """Both panels (against timesteps, against minutes of training) with a line per run, saved to ``path``."""
+    plt = pyplot()
+    if plt is None:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for run_dir in run_dirs:
+        points = curve(run_dir)
+        for ax, x in zip(axes, (points["steps"], points["seconds"] / 60)):
+            ax.errorbar(x, points["gain"], yerr=points["ci"], marker="o", markersize=3, capsize=3, label=label(run_dir))
+    for ax, name in zip(axes, ("timesteps (learner decisions)", "minutes of training")):
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xlabel(name)
+    axes[0].set_ylabel("gain over most_copies per deal (paired, 95% CI)")
+    axes[1].legend(fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, format="png")
+    plt.close(fig)
+    return path
+
+
+def parser():
+    job = new_parser(__doc__, __name__)
+    job.add_argument("runs", nargs="+", help="run folders (<runs>/<run-name>) with an eval.csv each")
+    add_flag(job, "out", help="folder for curves.png (default: results/curves/<settings hash>)")
+    add_flag(job, "overwrite")
+    return job
+
+
+def main(argv=None) -> Path:
+    job = parser()
+    args = job.parse_args(argv)
+    require(job, "train", "matplotlib")  # the plot is the job's one output
+    runs = [Path(run) for run in args.runs]
+    try:
+        for run in runs:
+            curve(run)  # every run readable before the folder is made
+        with results_folder(
+            args.out, "curves", {"runs": [str(r) for r in runs]}, args.overwrite, command_line(argv)
+        ) as folder:
+            path = folder.write(folder.path / "curves.png", lambda p: plot_runs(runs, p, "learning curves"))
+    except (ValueError, Refused) as error:
+        job.error(str(error))
+    print(f"wrote {path}")
+    return path
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.curves gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

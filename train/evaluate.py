@@ -1,10 +1,234 @@
-"""``python -m train.evaluate``: the job lives in :mod:`train.measure.evaluate` (see its ``--help``)."""
+"""Evaluate policies on paired deals: chips per deal with 95% confidence intervals, and each policy's
+paired difference to a reference.
 
-import sys
+Every candidate plays the same deals — identical hands and dealers, the same seat (rotated over the
+deals), the same opponents with identically seeded random streams — so the luck of the cards cancels in
+the differences. Runs on the batched engine.
 
-from .measure import evaluate as _job
+    python -m train.evaluate --candidates random most_copies fewest_copies control ppo --deals 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict
+
+import agents
+from snipsnap_env.kernel import POLICIES
+from snipsnap_env.rules import PRESETS, check_num_players
+
+from .cli import add_flag, add_table_flags, command_line, deal_count, new_parser, progress_bar
+from .paired import PairedDeals, Row, play_candidates, summarise
+from .results_folder import csv_of, pyplot, results_folder
+from .run_folder import Refused
+
+
+def format_table(rows: list[Row]) -> str:
+    """A markdown table of rows that share one reference."""
+    lines = [
+        f"| policy | chips per deal (95% CI) | paired difference vs {rows[0].reference} (95% CI) | deals |",
+        "|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.name} | {row.chips_per_deal:+.3f} ± {row.ci95:.3f} | "
+            f"{row.diff_vs_reference:+.3f} ± {row.diff_ci95:.3f} | {row.deals:,} |"
+        )
+    return "\n".join(lines)
+
+
+def save_results(tables: list[list[Row]], folder, title: str) -> None:
+    """Write results.md, .csv, .json and results.png (the first table as a bar chart with 95% CIs) into
+    ``folder`` (a train.results_folder)."""
+    out_dir = folder.path
+    rows = [row for table in tables for row in table]
+    markdown = title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n"
+    folder.write(out_dir / "results.md", lambda p: p.write_text(markdown))
+    folder.write(out_dir / "results.csv", csv_of([asdict(row) for row in rows]))
+    folder.write(out_dir / "results.json", lambda p: p.write_text(json.dumps([asdict(row) for row in rows], indent=2)))
+    plt = pyplot()
+    if plt is None:
+        return
+    rows, reference = tables[0], tables[0][0].reference
+    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 4))
+    names = [row.name for row in rows]
+    ax.bar(
+        names,
+        [row.diff_vs_reference for row in rows],
+        yerr=[row.diff_ci95 for row in rows],
+        capsize=6,
+        color=["tab:gray" if row.name == reference else "tab:blue" for row in rows],
+    )
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel(f"chips per deal vs {reference} (paired, 95% CI)")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    folder.write(out_dir / "results.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+    plt.close(fig)
+
+
+def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
+    """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
+    when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
+    Stable-Baselines3 zip (which runs the file's pickled code)."""
+    name, colon, option = spec.partition(":")
+    if name == "ppo":
+        if colon and not option:
+            raise ValueError(
+                f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the shipped model)"
+            )
+        return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
+    if name == "pimc":
+        if colon and not (option.isascii() and option.isdigit() and int(option) >= 1):
+            raise ValueError(
+                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. pimc:128"
+            )
+        model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
+        return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
+    if colon:
+        raise ValueError(f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option")
+    return agents.make(name, seed=seed)
+
+
+def model_files(policies: dict) -> dict[str, str]:
+    """The SHA-256 of the model file behind each learned agent among ``policies`` (spec → made policy: ``ppo``,
+    ``ppo_scratch``, ``ppo:<file>``): what results are keyed by, so that a file replaced under the same name
+    makes new settings, never a reason to reuse the old model's results."""
+    from .manifest import sha256
+
+    paths = {spec: getattr(policy, "path", None) for spec, policy in policies.items()}
+    return {spec: sha256(path) for spec, path in paths.items() if path is not None}
+
+
+def made(specs, trust_model: bool = False) -> dict:
+    """Each of ``specs`` made once (seed 0), so that a bad name or model file is refused before any work."""
+    return {spec: make_candidate(spec, 0, trust_model=trust_model) for spec in dict.fromkeys(specs)}
+
+
+def evaluate(
+    candidates: list[str],
+    opponents: list[str],
+    num_players: int = 6,
+    rules: str = "scarne",
+    deals: int = 20000,
+    seed: int = 0,
+    reference: str = "random",
+    compare_to: tuple[str, ...] = (),
+    chunk: int = 8192,
+    out_dir: str | None = None,
+    quiet: bool = False,
+    overwrite: bool = False,
+    argv: list[str] | None = None,
+    trust_model: bool = False,
+    folder=None,
+) -> list[Row]:
+    """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
+
+    Returns the rows against ``reference``; ``compare_to`` adds a table of differences to each of
+    those candidates too. ``out_dir=""`` writes to ``results/evaluate/<settings hash>``; an existing folder
+    is rewritten only if it holds this job's results for the same settings, or with ``overwrite``
+    (train.results_folder); ``argv`` is the command line recorded in its provenance. ``folder``: write into
+    this results folder, already open, instead.
+    """
+    check_num_players(num_players)
+    deal_count.check("deals", deals)  # at least 2 (a confidence interval needs two), at most what memory holds
+    if rules not in PRESETS:
+        raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+    for name in (reference, *compare_to):
+        if name not in candidates:
+            candidates = [name, *candidates]
+    # fail early on a bad name or file
+    policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    if folder is not None:
+        tables, title = _measure(
+            policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet
+        )
+        save_results(tables, folder, title)
+        return tables[0]
+    if out_dir is None:
+        return _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet)[
+            0
+        ][0]
+    settings = {
+        "candidates": list(candidates),
+        "opponents": list(opponents),
+        "players": num_players,
+        "rules": rules,
+        "deals": deals,
+        "seed": seed,
+        "references": [reference, *compare_to],
+        "models": model_files(policies),
+    }
+    with results_folder(out_dir, "evaluate", settings, overwrite, argv) as folder:
+        tables, title = _measure(
+            policies, opponents, num_players, rules, deals, seed, settings["references"], chunk, quiet
+        )
+        save_results(tables, folder, title)
+        if not quiet:
+            print(f"results written to {folder.path}")
+    return tables[0]
+
+
+def _measure(policies: dict, opponents, num_players, rules, deals, seed, references, chunk, quiet):
+    """The tables of differences to each of ``references``, and their title (printed unless ``quiet``)."""
+    paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
+    progress = progress_bar(total=deals * len(policies), unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
+    started = time.perf_counter()
+    results = play_candidates(policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update)
+    progress.close()
+    tables = [summarise(results, name) for name in references]
+    title = (
+        f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, seed {seed}"
+    )
+    if not quiet:
+        print(f"{title} ({time.perf_counter() - started:.0f} s)")
+        print("\n\n".join(format_table(table) for table in tables))
+    return tables, title
+
+
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__, __name__)
+    job.add_argument(
+        "--candidates",
+        nargs="+",
+        default=["random", "most_copies", "fewest_copies", "control", "pimc", "ppo"],
+        help="agent names; 'ppo' is the shipped model, 'ppo:path.zip' another one; 'pimc:512' sets the samples",
+    )
+    add_flag(job, "opponents")
+    add_table_flags(job)
+    add_flag(job, "deals")
+    job.add_argument("--reference", default="random", help="the candidate every difference is taken to")
+    job.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
+    add_flag(job, "out", help="folder for results.md/.csv/.json/.png (default: results/evaluate/<settings hash>)")
+    add_flag(job, "overwrite")
+    add_flag(job, "trust-model")
+    return job
+
+
+def main(argv=None) -> list[Row]:
+    job = parser()
+    args = job.parse_args(argv)
+    try:
+        return evaluate(
+            args.candidates,
+            args.opponents,
+            args.players,
+            args.rules,
+            args.deals,
+            args.seed,
+            args.reference,
+            tuple(args.compare_to),
+            out_dir=args.out or "",
+            overwrite=args.overwrite,
+            argv=command_line(argv),
+            trust_model=args.trust_model,
+        )
+    except (ValueError, FileNotFoundError, ImportError, Refused) as error:  # names, sizes, files, folders
+        job.error(str(error))
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.evaluate gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

@@ -15,9 +15,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from . import evaluate, train_ppo
 from .cli import add_dataclass_flags, add_flag, command_line, from_namespace, new_parser, require
-from .learn import train_ppo
-from .measure import evaluate
 from .results_folder import results_folder
 from .run_folder import MAY_CHANGE
 

@@ -1,10 +1,98 @@
-"""``python -m train.mixed``: the job lives in :mod:`train.measure.mixed` (see its ``--help``)."""
+"""Mixed tables: several agents at one table, every deal replayed with the seats rotated so each agent sits
+in every seat of the same deal; chips per deal per agent with 95% CIs. A table of one agent in every seat is
+a self-play table (each agent there earns 0 on average; the check is that it does).
 
-import sys
+    python -m train.mixed --agents ppo pimc most_copies random --players 4 --deals 20000
+    python -m train.mixed --agents ppo ppo ppo ppo ppo ppo --players 6 --deals 5000
+"""
 
-from .measure import mixed as _job
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from snipsnap_env.batch import BatchEnv
+
+from .cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
+from .evaluate import made, make_candidate, model_files
+from .paired import PairedDeals, mean_ci
+from .results_folder import results_folder
+from .run_folder import Refused
+
+
+def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:
+    """Each deal played ``num_players`` times, agent ``specs[i]`` in seat ``(i + r) % N`` in rotation ``r``
+    (the seats beyond the agents given are filled with the last one); per agent its chips per deal."""
+    if len(specs) > num_players:
+        raise ValueError(f"{len(specs)} agents for a table of {num_players}")
+    seats = list(specs) + [specs[-1]] * (num_players - len(specs))
+    policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
+    chips = play_rotations(policies, PairedDeals.draw(deals, num_players, 1, seed), rules, seed)
+    table = {}
+    for name in dict.fromkeys(seats):
+        rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
+        mean, ci = mean_ci(rows)
+        table[name] = {"seats": seats.count(name), "chips_per_deal": mean, "ci95": ci}
+    return table
+
+
+def play_rotations(policies: list, paired: PairedDeals, rules: str, seed: int, progress: bool = True) -> np.ndarray:
+    """(N, D): the chips of ``policies[i]`` in each of the deals ``paired`` draws, averaged over the N
+    rotations of the seats (policy ``i`` sits in seat ``(i + r) % N`` in rotation ``r``)."""
+    deals, num_players = paired.opponent_index.shape
+    chips = np.zeros((num_players, deals))
+    rotations = progress_bar(range(num_players), desc="seat rotations", unit="rotation", disable=not progress)
+    for rotation in rotations:
+        env = BatchEnv(deals, num_players, rules=rules, seed=seed)
+        obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
+        position_of_seat = (np.arange(num_players) - rotation) % num_players  # who sits in each seat
+        finished = np.zeros(deals, bool)
+        while not finished.all():
+            actions = np.zeros(deals, np.int64)
+            who = position_of_seat[env.to_act]
+            for index, policy in enumerate(policies):
+                rows = np.flatnonzero(~finished & (who == index))
+                if rows.size:
+                    actions[rows] = policy.act_batch(obs[rows], mask[rows])
+            obs, mask, _, dones, infos = env.step(actions, active=~finished)
+            ended = dones & ~finished
+            for seat in range(num_players):
+                chips[position_of_seat[seat], ended] += infos["deal_score"][ended, seat] / num_players
+            finished |= ended
+    return chips
+
+
+def parser():
+    job = new_parser(__doc__, __name__)
+    job.add_argument("--agents", nargs="+", required=True, help="agents seated together (as train.evaluate names them)")
+    add_table_flags(job)
+    add_flag(job, "deals", default=10_000, help="deals, each played once per rotation of the seats")
+    add_flag(job, "out", help="folder for mixed.json (default: results/mixed/<settings hash>)")
+    add_flag(job, "overwrite")
+    return job
+
+
+def main(argv=None) -> dict:
+    job = parser()
+    args = job.parse_args(argv)
+    settings = {key: getattr(args, key) for key in ("agents", "players", "rules", "deals", "seed")}
+    try:
+        settings["models"] = model_files(made(args.agents))  # a bad name or model file: refused before any work
+        with results_folder(args.out, "mixed", settings, args.overwrite, command_line(argv)) as folder:
+            table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
+            title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
+            document = json.dumps({"title": title, "agents": table}, indent=2)
+            folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))
+    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
+        job.error(str(error))
+    print(title)
+    print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")
+    for name, row in table.items():
+        print(f"| {name} | {row['seats']} | {row['chips_per_deal']:+.2f} ± {row['ci95']:.2f} |")
+    print(f"results written to {folder.path}")
+    return table
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.mixed gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

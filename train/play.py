@@ -1,10 +1,196 @@
-"""``python -m train.play``: the job lives in :mod:`train.playing.terminal` (see its ``--help``)."""
+"""Play Snip Snap Snorem in the terminal against the shipped agents, or watch them play; record a deal.
 
-import sys
+    python -m train.play --seat 0 --players 4 --opponents most_copies ppo   # you hold seat 0
+    python -m train.play --players 6 --rules parlett                       # watch a deal
+    python -m train.play --players 4 --opponents pimc ppo --record deal.gif  # watch it and record it
 
-from .playing import terminal as _job
+Only leads are choices (every follow is forced and played for you); type the rank to lead (A, 2..10, J,
+Q, K). The terminal shows what happened since the last lead, in colour, and the table before each lead.
+``--record`` writes every turn as a picture of the table (the env's ``rgb_array``) to a GIF, or to an MP4
+where ``imageio`` with ffmpeg is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+try:
+    from rich.console import Console
+    from rich.markup import escape
+except ImportError:  # the flags and --help work without rich (the train extra); playing says what to install
+    Console = escape = None
+
+import agents
+import snipsnap_env
+from snipsnap_env.cards import RANK_NAMES, card_name
+from snipsnap_env.events import Event, EventKind
+from snipsnap_env.picture import table_image
+from snipsnap_env.render import open_set_text
+
+from .cli import add_flag, add_table_flags, at_least, new_parser
+
+STYLES = {
+    EventKind.DEAL: "bold",
+    EventKind.LEAD: "bold cyan",
+    EventKind.PLAY: "default",
+    EventKind.PASS: "dim",
+    EventKind.ANTE: "magenta",
+    EventKind.PASS_FEE: "magenta",
+    EventKind.PENALTY: "red",
+    EventKind.OUT: "bold green",
+    EventKind.POT: "green",
+    EventKind.SETTLE: "green",
+}
+FRAME_MS = 600  # per turn in a recording; the last frame stays 4 s
+
+
+def ask_lead(mask, prompt=input) -> int:
+    """Ask the person for a rank among the legal ones until they give one."""
+    legal = [RANK_NAMES[a] for a in range(13) if mask[a]]
+    while True:
+        try:
+            answer = prompt(f"your lead ({' '.join(legal)}): ").strip().upper()
+        except EOFError:  # the input ended (Ctrl-D, a closed pipe): stop the deal, without a traceback
+            raise SystemExit("\nend of input: the deal is left unfinished") from None
+        if answer in legal:
+            return RANK_NAMES.index(answer)
+        print(f"{answer!r} is not a rank you can lead; choose one of {' '.join(legal)}")
+
+
+def event_line(event: Event) -> str:
+    """One event as rich markup: leads bold, calls in yellow, penalties red, the winner green."""
+    text = escape(str(event))
+    if event.call:
+        text = text.replace(escape(event.call), f"[yellow]{escape(event.call)}[/]")
+    return f"[{STYLES[event.kind]}]{text}[/]"
+
+
+def table_summary(match, viewer: int | None) -> str:
+    """The table before a lead, as rich markup: the open set, every seat's cards and chips, the pot, a hand."""
+    deal = match.deal
+    unit = "chips" if match.rules.chips else "points"
+    seats = []
+    for seat in range(match.num_players):
+        name = f"player_{seat}" + (" (you)" if seat == viewer else "") + (" D" if seat == deal.dealer else "")
+        style = "bold yellow" if seat == deal.to_act and not deal.over else "default"
+        cards = f"{deal.hand_size[seat]} card" + ("" if deal.hand_size[seat] == 1 else "s")
+        seats.append(f"[{style}]{name}: {cards}, {match.score[seat]:g} {unit}[/]")
+    lines = [escape(open_set_text(match)), "  ·  ".join(seats)]
+    if match.rules.chips:
+        lines.append(f"pot: {deal.pot}")
+    if viewer is not None and not deal.over:
+        lines.append("your hand: [bold]" + " ".join(map(card_name, deal.hand(viewer))) + "[/]")
+    return "\n".join(lines)
+
+
+class Recorder:
+    """Frames of a deal, saved as a GIF (Pillow) or an MP4 (imageio with ffmpeg)."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+        if self.path.suffix.lower() not in (".gif", ".mp4"):
+            raise ValueError(f"--record {path}: write a .gif or an .mp4 file")
+        if self.path.suffix.lower() == ".mp4":
+            try:
+                import imageio.v3  # noqa: F401
+                import imageio_ffmpeg  # noqa: F401
+            except ImportError:
+                raise ValueError("--record *.mp4 needs imageio with ffmpeg: pip install 'imageio[ffmpeg]'") from None
+        if not self.path.parent.is_dir():
+            raise ValueError(f"--record {path}: folder {self.path.parent} does not exist")
+        self.frames: list[np.ndarray] = []
+
+    def add(self, frame: np.ndarray) -> None:
+        self.frames.append(frame)
+
+    def save(self) -> Path:
+        if self.path.suffix.lower() == ".mp4":
+            import imageio.v3 as iio
+
+            iio.imwrite(self.path, np.stack(self.frames), fps=1000 / FRAME_MS, codec="libx264")
+            return self.path
+        from PIL import Image
+
+        # one small palette for every frame (the table has few colours): a GIF a fraction of the size
+        palette = Image.fromarray(np.concatenate(self.frames[:: max(len(self.frames) // 8, 1)])).quantize(64)
+        images = [Image.fromarray(frame).quantize(palette=palette, dither=Image.Dither.NONE) for frame in self.frames]
+        durations = [FRAME_MS] * (len(images) - 1) + [4000]
+        images[0].save(self.path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
+        return self.path
+
+
+def play(
+    players: int,
+    rules: str,
+    opponents: list[str],
+    seat: int | None,
+    seed: int,
+    prompt=input,
+    record: str | None = None,
+    console: Console | None = None,
+) -> dict:
+    """Play (or watch) one deal; return the chips."""
+    console = console or Console(highlight=False)
+    recorder = Recorder(record) if record else None
+    env = snipsnap_env.env(num_players=players, rules=rules, auto_forced=seat is not None, viewer=seat)
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    match = raw.match
+    policies = {agent: agents.make(opponents[i % len(opponents)], seed=seed + i) for i, agent in enumerate(env.agents)}
+
+    def after_turn(events) -> None:
+        for event in events:
+            console.print(event_line(event))
+        if recorder is not None:
+            recorder.add(table_image(match, seat, events))
+
+    after_turn(match.deal.events)
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if match.deal.is_lead:  # the table, once per set: what a player looks at before leading
+            console.print()
+            console.print(table_summary(match, seat))
+        if seat is not None and agent == f"player_{seat}":
+            action = ask_lead(obs["action_mask"], prompt)
+        else:
+            action = policies[agent](obs)
+        env.step(action)
+        after_turn(raw.last_events)
+    console.print()
+    console.print(table_summary(match, seat))
+    if recorder is not None:
+        console.print(f"recorded {len(recorder.frames)} frames to {recorder.save()}")
+    return match.chips
+
+
+def parser() -> argparse.ArgumentParser:
+    """The job's flags (its --help shows the module docstring and its examples)."""
+    job = new_parser(__doc__, "train.play")
+    add_table_flags(job, players=4)
+    add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
+    job.add_argument("--seat", type=at_least(0), default=None, help="your seat; leave out to watch the agents")
+    job.add_argument("--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg])")
+    return job
+
+
+def main(argv=None) -> dict:
+    job = parser()
+    args = job.parse_args(argv)
+    if args.seat is not None and not 0 <= args.seat < args.players:
+        job.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
+    if Console is None:
+        job.error('the terminal table needs rich: pip install -e ".[train]"')
+    try:
+        return play(args.players, args.rules, args.opponents, args.seat, args.seed, record=args.record)
+    except ValueError as error:  # unknown agent names, table sizes, a bad --record file
+        job.error(str(error))
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.play gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

@@ -1,10 +1,345 @@
-"""``python -m train.train_ppo``: the job lives in :mod:`train.learn.train_ppo` (see its ``--help``)."""
+"""Train a MaskablePPO policy for Snip Snap Snorem: by default PPO from scratch over every table size, with
+advantages from rollouts of the true deal (``--critic rollouts``, train.learn.rollout_critic); optionally
+distilled from the search player first (``--teacher``, train.learn.distill).
 
-import sys
+PPO runs on the batched engine's VecEnv (``--vec batch``, ``--num-envs`` games at each ``--ppo-players``
+size; ``--vec single`` uses SB3's DummyVecEnv over the gymnasium single-seat env, at one size). Writes to
+``<runs>/<run-name>/`` (a folder the run owns): TensorBoard and CSV logs, checkpoints (and one on a crash,
+Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, ``eval.csv`` and
+``learning_curve.png``. ``--resume`` continues an interrupted run from its newest readable checkpoint;
+``--overwrite`` starts over.
 
-from .learn import train_ppo as _job
+    python -m train.train_ppo                                  # PPO from scratch: about 7 minutes on 2 CPU cores
+    python -m train.train_ppo --total-timesteps 3000000 --threads 1 --run-name ppo_scratch  # the shipped ppo_scratch
+    python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
+        --teacher-learning-rate 1e-3 --total-timesteps 0 --run-name distill_pimc256_rank   # the shipped ppo
+    python -m train.train_ppo --players 4 --ppo-players 4 --rules parlett --opponents random self snapshot
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import agents
+from agents.ppo import save_model
+from agents.threads import set_torch_threads
+
+from .cli import add_dataclass_flags, from_namespace, new_parser, on_sigterm, require, stops_cleanly
+from .learn import resume_point
+from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, stream_seed
+from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
+from .learn.critics import CRITICS, critic_named
+from .learn.pool import evaluation_opponents, opponent_pool, training_pool
+from .learn.snapshots import first_snapshots
+from .run_folder import (
+    NothingToResume,
+    OtherSettings,
+    Refused,
+    RunFolder,
+    load_newest_readable,
+    recorded_settings,
+    settings_difference,
+)
+
+__all__ = [  # what the other jobs and the tests use of a run (the settings, the pool, the critics live apart)
+    "Args", "CRITICS", "EVAL_COLUMNS", "SELF", "SNAPSHOT", "STREAMS", "evaluation_opponents", "latest_checkpoint",
+    "main", "make_vec_env", "new_model", "ppo_tables", "stream_seed", "train", "train_or_reuse", "training_pool",
+]  # fmt: skip
+
+
+def make_vec_env(args: Args, seed: int, pool: list | None = None):
+    """The training VecEnv (over ``pool``, default :func:`opponent_pool`) with a VecMonitor (episode stats) and
+    reward normalisation."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor, VecNormalize
+
+    pool = opponent_pool(args, seed) if pool is None else pool
+    if args.vec == "batch":
+        from snipsnap_env.vec_env import SnipSnapVecEnv, TablesVecEnv
+
+        tables = [
+            SnipSnapVecEnv(
+                args.num_envs,
+                n,
+                rules=args.rules,
+                opponents=pool,
+                seed=stream_seed(seed, "env", i),
+                **critic_named(args.critic).env_options(args),
+            )
+            for i, n in enumerate(ppo_tables(args))
+        ]
+        venv = tables[0] if len(tables) == 1 else TablesVecEnv(tables)
+    else:
+        from snipsnap_env.single_agent import SingleSeatEnv
+
+        def make(i):
+            return lambda: SingleSeatEnv(
+                args.num_players,
+                args.rules,
+                opponents=[
+                    agents.make(n, seed=stream_seed(seed, "opponents", i, j)) for j, n in enumerate(args.opponents)
+                ],
+            )
+
+        venv = DummyVecEnv([make(i) for i in range(args.num_envs)])
+        venv.seed(stream_seed(seed, "env"))
+    # Chips swing by ±50 in a deal; scaling returns keeps the value loss in range. Inference needs no stats.
+    return VecNormalize(VecMonitor(venv), norm_obs=False, norm_reward=True, gamma=1.0)
+
+
+def make_callbacks(args: Args, folder: RunFolder, state: RunState, snapshots: list = ()) -> list:
+    """The run's SB3 callbacks: checkpoints, paired evaluations, and snapshots for ``--opponents snapshot``."""
+    from .learn.callbacks import AtomicCheckpoints, PairedEvaluation
+    from .learn.snapshots import snapshot_callback
+
+    callbacks = [AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder, trained_on(args))]
+    return callbacks + [snapshot_callback(snapshots, args.snapshot_every)] * bool(snapshots)
+
+
+def plot_learning_curve(folder: RunFolder) -> Path | None:
+    """learning_curve.png from eval.csv: gain over most_copies on paired deals (95% CIs) against timesteps and
+    against training time (train.curves draws several runs in one plot)."""
+    from .curves import plot_runs
+
+    if not read_rows(folder.path / "eval.csv"):
+        return None
+    return folder.write(folder.path / "learning_curve.png", lambda p: plot_runs([folder.path], p, folder.path.name))
+
+
+def train(args: Args) -> Path:
+    """Train (or resume) a run in its own folder; return the path of its final model."""
+    run_dir = Path(args.out_dir) / args.run_name
+    with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite) as folder:
+        return _train(args, folder)
+
+
+def train_or_reuse(args: Args) -> Path:
+    """The run folder of ``args``, trained as far as needed: a finished run with these settings is reused, an
+    interrupted one resumed, one stopped before its first checkpoint (or ``--overwrite``) trained from the
+    start. A folder holding a run with other settings is an error unless ``--overwrite``."""
+    run_dir = Path(args.out_dir) / args.run_name
+    recorded = recorded_settings(run_dir)
+    difference = [] if recorded is None else settings_difference(recorded, dataclasses.asdict(args))
+    if difference and not args.overwrite:
+        raise OtherSettings(
+            f"{run_dir} holds a run with other settings ({'; '.join(difference)}); "
+            "choose another --run-name, or --overwrite to replace it"
+        )
+    if (run_dir / "final_model.zip").exists() and not args.overwrite:
+        print(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
+        return run_dir
+    resume = not args.overwrite and latest_checkpoint(run_dir) is not None
+    train(dataclasses.replace(args, resume=resume, overwrite=not resume))
+    return run_dir
+
+
+def _train(args: Args, folder: RunFolder) -> Path:
+    import torch
+    from stable_baselines3.common.logger import Logger, make_output_format
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    set_torch_threads(args.threads)
+    run_dir = folder.path
+    env = make_vec_env(args, args.seed)
+    model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
+    if args.resume:
+
+        def load(path):  # SB3 zips and pickles: only the ones this run wrote, unchanged (the manifest's hashes)
+            stats = vecnormalize_path(path)
+            resumed_env = VecNormalize.load(str(folder.verify(stats)), env.venv) if stats.exists() else env
+            point = resume_point.load(path, folder.verify)
+            return critic_named(args.critic).model_class().load(
+                folder.verify(path), env=resumed_env, device="cpu"
+            ), point
+
+        checkpoint, loaded = load_newest_readable(run_dir, load)
+        if loaded is None:
+            raise NothingToResume(
+                f"--resume: no readable checkpoint in {run_dir / 'checkpoints'}; start over with --overwrite"
+            )
+        model, point = loaded
+        env = model.get_env()
+        if point is not None and point.env is not None:  # exactly where the run was
+            resume_point.restore(model, point)
+        else:  # an older checkpoint: new deals, not the first ones again
+            env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))
+            point = None
+        drop_rows_after(folder, model.num_timesteps)
+        print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
+    else:
+        model = new_model(args, env)
+    tensorboard = make_output_format("tensorboard", str(run_dir))
+    model.set_logger(Logger(str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), tensorboard]))
+    folder.record(run_dir / "progress.csv")
+    for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
+        if not folder.manifest.owns(events):
+            folder.record(events)
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    state = RunState(point)  # the latest resume point, then one taken where each rollout starts
+    started = time.perf_counter()
+    distilling = checkpoint is None and bool(args.teacher)
+    try:
+        if distilling:
+            from .learn.distill import distill
+
+            torch.manual_seed(stream_seed(args.seed, "network"))
+            report = distill(model, args)
+            folder.write(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
+            folder.write(run_dir / "distilled_model.zip", lambda p: save_model(model, p, trained_on(args)))
+            state.point = resume_point.capture(model)
+            save_checkpoint(model, folder, state.point)  # step 0: a resume keeps the distillation
+            distilling = False
+        if state.point is None:
+            state.point = resume_point.capture(model)
+        remaining = args.total_timesteps - model.num_timesteps
+        if remaining > 0:
+            snapshots = first_snapshots(training_pool(model.get_env()), model)  # before the env's first deal
+            model.learn(
+                remaining,
+                callback=make_callbacks(args, folder, state, snapshots),
+                progress_bar=args.progress,
+                reset_num_timesteps=checkpoint is None,
+            )
+    except BaseException:  # a crash, Ctrl-C or SIGTERM keeps what was learned
+        if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
+            print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
+            raise
+        if state.point is not None:  # back to where the current rollout started: nothing half-done
+            resume_point.restore(model, state.point)
+        path = save_checkpoint(model, folder, state.point)
+        print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    final = folder.write(run_dir / "final_model.zip", lambda p: save_model(model, p, trained_on(args)))
+    if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
+        folder.write(run_dir / "best_model.zip", lambda p: save_model(model, p, trained_on(args)))
+    curve = plot_learning_curve(folder)
+    minutes = (time.perf_counter() - started) / 60
+    if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
+        print(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
+    else:
+        print(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min; model: {final}; curve: {curve}")
+    return final
+
+
+def trained_on(args: Args) -> dict:
+    """The tables a run's model learned: the teacher's table sizes and, with PPO steps, the training table."""
+    players = set(args.teacher_players) if args.teacher else set()
+    if args.total_timesteps > 0:
+        players.update(ppo_tables(args))
+    opponents = set(args.teacher_opponents if args.teacher else ()) | set(
+        args.opponents if args.total_timesteps else ()
+    )
+    return {"players": sorted(players), "rules": args.rules, "opponents": sorted(opponents)}
+
+
+def new_model(args: Args, env):
+    """A fresh MaskablePPO model with the run's settings."""
+    policy, policy_kwargs = "MlpPolicy", {"net_arch": list(args.net_arch)}
+    if args.policy == "rank_shared":
+        from agents.rank_policy import RankSharedPolicy as policy
+
+        policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
+    model = critic_named(args.critic).model_class()(
+        policy,
+        env,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        learning_rate=args.learning_rate,
+        ent_coef=args.ent_coef,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        vf_coef=args.vf_coef,
+        clip_range=args.clip_range,
+        normalize_advantage=args.normalize_advantage,
+        policy_kwargs=policy_kwargs,
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
+    if args.init_from:  # fine-tuning: the actor's weights from the file, the critic (another input size) fresh
+        from agents.model_file import load_policy
+
+        network, _ = load_policy(args.init_from)
+        actor = {name: tensor for name, tensor in network.state_dict().items() if not _is_critic(name)}
+        missing, unexpected = model.policy.load_state_dict(actor, strict=False)
+        assert not unexpected and all(_is_critic(name) for name in missing), (missing, unexpected)
+    return model
+
+
+def _is_critic(name: str) -> bool:
+    """Whether a policy parameter belongs to the value function (SB3's value MLP and value head)."""
+    return name.startswith(("value_net.", "mlp_extractor.value_net.", "vf_features_extractor."))
+
+
+def drop_rows_after(folder: RunFolder, steps: int) -> None:
+    """Rows of progress.csv and eval.csv logged after ``steps`` (the point a resume restored) are gone from
+    the run's history: drop them, so the learning curve never repeats timesteps or runs backwards."""
+    for name, header_rows, column in (("progress.csv", 1, "time/total_timesteps"), ("eval.csv", 0, 0)):
+        rows = read_rows(folder.path / name)
+        header, body = rows[:header_rows], rows[header_rows:]
+        if not body or (header and column not in header[0]):
+            continue
+        index = header[0].index(column) if header else column
+        kept = [row for row in body if not row[index] or float(row[index]) <= steps]
+        if len(kept) < len(body):
+
+            def write(path, rows=header + kept):
+                with open(path, "w", newline="") as f:
+                    csv.writer(f).writerows(rows)
+
+            folder.write(folder.path / name, write, hashed=False)
+
+
+def ResumableCSV(filename: str):
+    """SB3's CSV log, continued rather than rewritten when the file exists (a resumed run keeps its rows)."""
+    from stable_baselines3.common.logger import CSVOutputFormat
+
+    if not os.path.exists(filename) or os.path.getsize(filename) == 0:
+        return CSVOutputFormat(filename)
+    log = CSVOutputFormat.__new__(CSVOutputFormat)
+    log.file = open(filename, "r+")
+    header = log.file.readline().rstrip("\n")
+    log.keys = header.split(",") if header else []
+    log.separator, log.quotechar = ",", '"'
+    log.file.seek(0, os.SEEK_END)
+    return log
+
+
+def parser():
+    return add_dataclass_flags(Args, new_parser(__doc__, __name__))
+
+
+TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
+
+
+def main(argv=None) -> Path:
+    job = parser()
+    namespace = job.parse_args(argv)
+    require(job, "train", *TRAINING_MODULES)
+    args = from_namespace(Args, namespace, job)
+    with refusals_and_interrupts(job):
+        return train(args)
+
+
+@contextlib.contextmanager
+def refusals_and_interrupts(job):
+    """A refusal (busy, taken or other settings: see run_folder.Refused) as one line and exit status 2; Ctrl-C
+    or SIGTERM, after the run has saved and said so, as exit status 130 or 143 without a traceback."""
+    with stops_cleanly():  # the run has said where it saved
+        try:
+            yield
+        except Refused as error:
+            job.error(str(error))
+
 
 if __name__ == "__main__":
-    _job.main()
-else:  # importing train.train_ppo gives the job's module itself, so patches and attributes reach the code
-    sys.modules[__name__] = _job
+    main()

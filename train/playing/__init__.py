@@ -1,1 +1,0 @@
-"""Ways to play: the terminal table (terminal) and the browser table (serve, web/)."""
