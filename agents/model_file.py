@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from snipsnap_env.engine import NUM_ACTIONS
-from snipsnap_env.observation import LAYOUT, OBS_DIM
+from snipsnap_env.observation import LAYOUT, OBS_DIM, PER_RANK, column_map
 from snipsnap_env.state import CRITIC_INPUTS, critic_bounds
 
 FORMAT = "snipsnap-policy"
@@ -46,6 +46,7 @@ def _policy_classes() -> dict:
 
 
 POLICY_KINDS = ("mlp", "rank_shared")
+_LEADING = [field for field in LAYOUT if field[0] in PER_RANK]  # the fields every version's layout begins with
 
 
 def is_policy_file(path: str | Path) -> bool:
@@ -98,6 +99,8 @@ def save_policy(policy, path: str | Path, extra: dict | None = None) -> Path:
     ``extra`` (JSON values: ``trained_on``, ``num_timesteps``) goes into its metadata."""
     from safetensors.torch import save
 
+    if getattr(policy, "obs_dim", OBS_DIM) != OBS_DIM:
+        raise ValueError("this policy reads an earlier version's observation; only current policies are saved")
     meta = {
         "format": FORMAT,
         "version": VERSION,
@@ -158,17 +161,17 @@ def _dense(inputs: int, sizes: list[int]) -> tuple[int, int]:
     return total, inputs
 
 
-def parameter_count(kind: str, kwargs: dict, critic_inputs: int) -> int:
+def parameter_count(kind: str, kwargs: dict, critic_inputs: int, obs_dim: int = OBS_DIM) -> int:
     """How many numbers the weights of a ``kind`` policy of these (checked) sizes hold: known before anything is
     built, so that a small file cannot make the loader build a huge network. (Tested against built networks.)"""
-    from .rank_policy import RANK_FEATURES, TABLE_FEATURES, value_arch
+    from .rank_policy import RANK_FEATURES, table_features, value_arch
 
-    inputs = OBS_DIM + critic_inputs
+    inputs = obs_dim + critic_inputs
     arch = kwargs.get("net_arch", [])
     if kind == "rank_shared":
         critic, last = _dense(inputs, value_arch(arch))
         context, hidden = kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64)
-        head = _dense(TABLE_FEATURES, [context])[0] + _dense(RANK_FEATURES + context, [hidden, hidden, 1])[0]
+        head = _dense(table_features(obs_dim), [context])[0] + _dense(RANK_FEATURES + context, [hidden, hidden, 1])[0]
         return critic + last + 1 + head + context + 1  # + the value head, the pass logit
     pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
     (actor, last_pi), (critic, last_vf) = _dense(inputs, pi), _dense(inputs, vf)
@@ -248,11 +251,15 @@ def load_policy(path: str | Path):
         raise ValueError(f"{path} names the policy kind {kind!r}; known: {', '.join(POLICY_KINDS)}")
     if meta.get("num_actions") != NUM_ACTIONS:
         raise ValueError(f"{path} was trained for {meta.get('num_actions')!r} actions; expected {NUM_ACTIONS}")
-    if meta.get("observation_dim") != OBS_DIM:
-        raise ValueError(
-            f"{path} was trained for observations of size {meta.get('observation_dim')!r}; this version of "
-            f"snipsnap_env makes observations of size {OBS_DIM}: retrain the model"
-        )
+    obs_dim = meta.get("observation_dim")
+    if type(obs_dim) is not int or obs_dim != sum(size for name, size in layout if not name.startswith("rules: ")):
+        raise ValueError(f"{path}: its observation_dim {obs_dim!r} is not the size of its observation layout")
+    try:
+        column_map(layout)  # each column it reads is one this version still makes (others are added options)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}: retrain the model") from None
+    if [tuple(field) for field in layout[: len(_LEADING)]] != _LEADING:
+        raise ValueError(f"{path}: its observation does not begin with the per-rank fields {_LEADING}")
     try:
         kwargs = _checked_kwargs(kind, meta.get("policy_kwargs", {}))
     except ValueError as error:
@@ -262,7 +269,7 @@ def load_policy(path: str | Path):
         _check_critic_inputs(kind, critic_inputs)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
-    declared = parameter_count(kind, kwargs, critic_inputs)
+    declared = parameter_count(kind, kwargs, critic_inputs, obs_dim)
     if declared > MAX_PARAMETERS:
         raise ValueError(
             f"{path} declares a network of {declared:,} weights; a policy file holds at most {MAX_PARAMETERS:,}"
@@ -282,8 +289,13 @@ def load_policy(path: str | Path):
     for name, tensor in tensors.items():
         if not torch.isfinite(tensor).all():
             raise ValueError(f"{path}: its weights hold NaN or infinite numbers (in {name}); the model cannot play")
-    low, high = critic_bounds(critic_inputs)
-    network = _policy_classes()[kind](spaces.Box(low, high), spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
+    if obs_dim == OBS_DIM:
+        observations = spaces.Box(*critic_bounds(critic_inputs))
+    else:  # an earlier version's narrower observation (the network never reads the bounds)
+        observations = spaces.Box(-np.inf, np.inf, (obs_dim + critic_inputs,), np.float32)
+    if kind == "rank_shared":
+        kwargs = {**kwargs, "obs_dim": obs_dim}
+    network = _policy_classes()[kind](observations, spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
     try:
         network.load_state_dict(tensors, strict=True)
     except Exception as error:  # missing or misshapen tensors

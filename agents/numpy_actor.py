@@ -14,10 +14,10 @@ import numba
 import numpy as np
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
-from snipsnap_env.observation import OBS_DIM, SLICES
+from snipsnap_env.observation import PER_RANK as _PER_RANK
+from snipsnap_env.observation import SLICES
 
-_PER_RANK = ("hand", "played", "unseen", "open_rank")  # as RankSharedHead reads them
-_CONTEXT_START = SLICES["open_rank"].stop
+_CONTEXT_START = SLICES["open_rank"].stop  # as RankSharedHead reads them: the per-rank fields, then the table
 _COMPILED_ROWS = 8  # up to this many rows the compiled loops beat numpy's per-call overheads
 
 
@@ -37,7 +37,7 @@ def _tanh_stack(x: np.ndarray, layers) -> np.ndarray:
 
 
 class NumpyActor:
-    """``logits(obs)``: (B, 14) from (B, ≥OBS_DIM) observations, for a rank-shared or an MLP policy network."""
+    """``logits(obs)``: (B, 14) from (B, ≥ its observation width) observations, of a rank-shared or an MLP network."""
 
     def __init__(self, network):
         head = network.action_net
@@ -53,11 +53,13 @@ class NumpyActor:
                 bias,
             )
             (self.pass_logit,) = _layers([head.pass_logit])
+            self.obs_dim = head.obs_dim
             self.rank_columns = np.stack([np.arange(NUM_RANKS) + SLICES[name].start for name in _PER_RANK], axis=-1)
         else:  # SB3's MLP actor: policy_net (Linear, Tanh)*, then action_net
             self.kind = "mlp"
             self.hidden = _layers(network.mlp_extractor.policy_net)
             (self.score,) = _layers([head])
+            self.obs_dim = (self.hidden[0][0] if self.hidden else self.score[0]).shape[0]
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, np.float32)
@@ -72,11 +74,11 @@ class NumpyActor:
             return out
         if self.kind == "mlp":
             weight, bias = self.score
-            return _tanh_stack(obs[:, :OBS_DIM], self.hidden) @ weight + bias
+            return _tanh_stack(obs[:, : self.obs_dim], self.hidden) @ weight + bias
         copies = np.rint(obs[:, SLICES["hand"]] * CARDS_PER_RANK).astype(np.int64)  # (B, 13)
         histogram = np.zeros((len(obs), CARDS_PER_RANK + 1), np.float32)
         np.add.at(histogram, (np.arange(len(obs))[:, None], np.clip(copies, 0, CARDS_PER_RANK)), 1.0)
-        table = np.concatenate([obs[:, _CONTEXT_START:OBS_DIM], histogram / NUM_RANKS], axis=1)
+        table = np.concatenate([obs[:, _CONTEXT_START : self.obs_dim], histogram / NUM_RANKS], axis=1)
         context = _tanh_stack(table, self.context)  # (B, C)
         row = context @ self.first_context + self.first_bias  # (B, H)
         features = obs[:, self.rank_columns]  # (B, 13, 4)

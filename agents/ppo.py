@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from snipsnap_env.engine import NUM_ACTIONS
-from snipsnap_env.observation import LAYOUT, OBS_DIM, SLICES
+from snipsnap_env.observation import COLUMNS, LAYOUT, OBS_DIM, SLICES, column_map
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 from snipsnap_env.state import CRITIC_INPUTS
 
@@ -122,11 +122,16 @@ class PPOPolicy(Policy):
                     f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
                     "expected a .zip saved by python -m train.train_ppo"
                 ) from None
-        if meta.get("layout") is not None and layout_difference(meta["layout"]):
+        # A model saved before a rule option was added reads its own columns, found here by name; it plays
+        # wherever the new columns are 0 (the option at its default), and refuses a table that sets one.
+        try:
+            self._columns, self._unseen = column_map(meta["layout"]) if meta.get("layout") else (None, [])
+        except ValueError as error:
             raise ValueError(
-                f"{self.path} was trained on another observation layout than this version of snipsnap_env "
-                f"makes ({layout_difference(meta['layout'])}): retrain the model"
-            )
+                f"{self.path} was trained on another observation layout than this version of snipsnap_env makes "
+                f"({error}; {layout_difference(meta['layout'])}): retrain the model"
+            ) from None
+        self._unseen_at = np.array([COLUMNS.index(name) for name in self._unseen], np.int64)
         trained_on = meta.get("trained_on")
         self.trained_on = trained_on if isinstance(trained_on, dict) else {}
         players = self.trained_on.get("players")
@@ -144,14 +149,14 @@ class PPOPolicy(Policy):
 
         mask = check_masks(mask)
         with torch.no_grad():
-            obs_tensor = torch.as_tensor(np.asarray(obs, np.float32), device=self.network.device)
+            obs_tensor = torch.as_tensor(self._own_columns(obs), device=self.network.device)
             distribution = self.network.get_distribution(obs_tensor, action_masks=mask)
             return distribution.distribution.probs.cpu().numpy()
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """(B, 14) the actor's logits, computed by its numpy twin (agents.numpy_actor: the network's weights,
         no torch call, compiled loops for a few rows): what a greedy decision needs, in tens of microseconds."""
-        return self._actor.logits(obs)
+        return self._actor.logits(self._own_columns(obs))
 
     def torch_logits(self, obs: np.ndarray) -> np.ndarray:
         """(B, 14) the same logits from the torch network (one plain forward under ``inference_mode``)."""
@@ -159,9 +164,22 @@ class PPOPolicy(Policy):
 
         network = self.network
         with torch.inference_mode():
-            x = torch.as_tensor(np.asarray(obs, np.float32), device=network.device)
+            x = torch.as_tensor(self._own_columns(obs), device=network.device)
             latent = network.mlp_extractor.forward_actor(network.extract_features(x, network.pi_features_extractor))
             return network.action_net(latent).cpu().numpy()
+
+    def _own_columns(self, obs) -> np.ndarray:
+        """The observation as the model was trained to read it: this version's columns in its saved layout."""
+        obs = np.asarray(obs, np.float32)
+        if self._columns is None:
+            return obs
+        if self._unseen and obs[:, self._unseen_at].any():
+            used = sorted({self._unseen[i] for i in np.flatnonzero(obs[:, self._unseen_at].any(axis=0))})
+            raise ValueError(
+                f"{self.path.name} was trained before this version's {', '.join(used)}: it cannot play a table "
+                "that uses it (retrain the model with the option at its tables)"
+            )
+        return obs[:, self._columns]
 
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The legal action with the highest logit (the masked softmax's argmax; the lowest of tied ranks): from

@@ -20,12 +20,20 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
-from snipsnap_env.observation import OBS_DIM, SLICES
+from snipsnap_env.observation import OBS_DIM, PER_RANK, SLICES
 
-_PER_RANK = ("hand", "played", "unseen", "open_rank")
+_PER_RANK = PER_RANK
 _CONTEXT_START = SLICES["open_rank"].stop  # is_lead onwards: the table, not one rank
 RANK_FEATURES = len(_PER_RANK)  # what the scorer reads of one rank (with the table's summary)
-TABLE_FEATURES = OBS_DIM - _CONTEXT_START + CARDS_PER_RANK + 1  # the table, + the copies histogram (0..4)
+
+
+def table_features(obs_dim: int = OBS_DIM) -> int:
+    """What the head's table summary reads: the observation from ``is_lead`` on, + the copies histogram (0..4).
+    (The per-rank fields lead every layout, so only the observation's width varies between versions.)"""
+    return obs_dim - _CONTEXT_START + CARDS_PER_RANK + 1
+
+
+TABLE_FEATURES = table_features()
 
 
 def value_arch(net_arch) -> list[int]:
@@ -36,9 +44,10 @@ def value_arch(net_arch) -> list[int]:
 class RankSharedHead(nn.Module):
     """Observation (B, OBS_DIM) → 14 logits: 13 from the shared rank scorer, 1 for passing."""
 
-    def __init__(self, context_dim: int = 32, hidden: int = 64):
+    def __init__(self, context_dim: int = 32, hidden: int = 64, obs_dim: int = OBS_DIM):
         super().__init__()
-        self.context = nn.Sequential(nn.Linear(TABLE_FEATURES, context_dim), nn.Tanh())
+        self.obs_dim = obs_dim  # a model saved by an earlier version reads its own (narrower) observation
+        self.context = nn.Sequential(nn.Linear(table_features(obs_dim), context_dim), nn.Tanh())
         self.scorer = nn.Sequential(
             nn.Linear(RANK_FEATURES + context_dim, hidden),
             nn.Tanh(),
@@ -51,7 +60,7 @@ class RankSharedHead(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         # The observation's columns only: a critic may be fed more (the hidden hands, snipsnap_env.state)
         # after them, which the actor must never see.
-        obs = obs[:, :OBS_DIM]
+        obs = obs[:, : self.obs_dim]
         per_rank = torch.stack([obs[:, SLICES[name]] for name in _PER_RANK], dim=-1)  # (B, 13, 4)
         copies = torch.round(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
         histogram = torch.stack([(copies == k).float().sum(dim=1) for k in range(CARDS_PER_RANK + 1)], dim=1)
@@ -63,9 +72,12 @@ class RankSharedHead(nn.Module):
 class RankSharedPolicy(MaskableActorCriticPolicy):
     """MaskableActorCriticPolicy whose action head is :class:`RankSharedHead` on the raw observation."""
 
-    def __init__(self, *args, net_arch=None, rank_context: int = 32, rank_hidden: int = 64, **kwargs):
+    def __init__(
+        self, *args, net_arch=None, rank_context: int = 32, rank_hidden: int = 64, obs_dim: int = OBS_DIM, **kwargs
+    ):
         vf = value_arch(net_arch)
-        self.rank_context, self.rank_hidden = rank_context, rank_hidden  # read by _build, inside super().__init__
+        # read by _build, inside super().__init__; obs_dim: the observation columns before any critic's
+        self.rank_context, self.rank_hidden, self.obs_dim = rank_context, rank_hidden, obs_dim
         # pi=[]: the policy latent is the observation itself, which the shared head reads
         super().__init__(*args, net_arch={"pi": [], "vf": list(vf)}, **kwargs)
 
@@ -75,11 +87,12 @@ class RankSharedPolicy(MaskableActorCriticPolicy):
             **super()._get_constructor_parameters(),
             "rank_context": self.rank_context,
             "rank_hidden": self.rank_hidden,
+            "obs_dim": self.obs_dim,
         }
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        self.action_net = RankSharedHead(self.rank_context, self.rank_hidden)
+        self.action_net = RankSharedHead(self.rank_context, self.rank_hidden, self.obs_dim)
         if self.ortho_init:
             self.action_net.scorer[-1].apply(lambda m: self.init_weights(m, gain=0.01))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

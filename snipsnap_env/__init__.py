@@ -28,13 +28,16 @@ __version__ = "0.1.0"
 
 
 def _register_with_pettingzoo() -> None:
-    """``pettingzoo.make("aec", "snipsnap/snipsnap_v0")`` where PettingZoo has a registry (1.26+)."""
+    """``pettingzoo.make("aec", "snipsnap/snipsnap_v0")`` where PettingZoo has a registry (1.26+); the id's
+    version is the observation's (``observation.ENV_VERSION``)."""
     try:
         from pettingzoo.env_registry.registration import aec_registry, register
     except ImportError:  # PettingZoo < 1.26 has no registry
         return
-    if "snipsnap/snipsnap_v0" not in aec_registry:
-        register("aec", "snipsnap/snipsnap_v0", entry_point="snipsnap_env:env")
+    from .observation import ENV_NAME
+
+    if f"snipsnap/{ENV_NAME}" not in aec_registry:
+        register("aec", f"snipsnap/{ENV_NAME}", entry_point="snipsnap_env:env")
 
 
 def _register_with_gymnasium() -> None:

@@ -15,7 +15,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .engine import NUM_ACTIONS, EnvOrderError, Match
-from .observation import HIGH, LOW, OBS_DIM, encode
+from .observation import ENV_NAME, HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
 from .state import STATE_HIGH, STATE_LOW, global_state
@@ -58,7 +58,7 @@ class raw_env(AECEnv, EzPickle):
     metadata = {
         "render_modes": ["human", "ansi", "rgb_array"],
         "render_fps": 2,
-        "name": "snipsnap_v0",
+        "name": ENV_NAME,
         "is_parallelizable": False,
     }
 

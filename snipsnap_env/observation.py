@@ -38,6 +38,8 @@ next, ``obs[63 + 2] == 1`` (seat 4 is two seats to the observer's left).
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import operator
 
 import numpy as np
@@ -89,6 +91,11 @@ _FIELDS = (
     ("deals_left", 1, 1.0, False),
 )
 
+#: The fields a rank-shared policy reads per rank; they lead the layout in every version, so a model saved by an
+#: earlier version finds them where it expects them.
+PER_RANK = ("hand", "played", "unseen", "open_rank")
+assert [name for name, *_ in _FIELDS[: len(PER_RANK)]] == list(PER_RANK)
+
 SLICES: dict[str, slice] = {}
 _offset = 0
 for _name, _size, _, _ in _FIELDS:
@@ -100,6 +107,49 @@ OBS_DIM = _offset  #: 136
 LAYOUT: tuple[tuple[str, int], ...] = tuple((name, size) for name, size, _, _ in _FIELDS) + tuple(
     (f"rules: {name}", 1) for name, _ in RULE_FEATURES
 )
+
+#: The observation layout of each version of the env, by its SHA-256 (``layout_digest``). The env's id is
+#: ``snipsnap_v<ENV_VERSION>``, the latest version here: a change to the observation adds a version (a test
+#: fails until it does), so an id names one observation. Saved models keep their layout and play on (below).
+LAYOUT_DIGESTS = {0: "b6fb3422e35add7e04d807eea604bba5120ccedc8cdbef6cc0ac997f4a1ce172"}
+ENV_VERSION = max(LAYOUT_DIGESTS)
+ENV_NAME = f"snipsnap_v{ENV_VERSION}"
+
+
+def layout_digest(layout=LAYOUT) -> str:
+    """The SHA-256 of a layout's JSON: what :data:`LAYOUT_DIGESTS` records."""
+    return hashlib.sha256(json.dumps([list(field) for field in layout]).encode()).hexdigest()
+
+
+def columns(layout) -> list[str]:
+    """The name of every column of an observation of ``layout`` ((name, size) fields, then the rules field's
+    columns as ``("rules: <feature>", 1)`` entries, as :data:`LAYOUT`): ``"hand 0"``, …, ``"rules: chips"``, …"""
+    fields = [(name, size) for name, size in layout if not name.startswith("rules: ")]
+    rule_columns = [name for name, _ in layout if name.startswith("rules: ")]
+    names = []
+    for name, size in fields:
+        names += rule_columns if name == "rules" else [f"{name} {i}" for i in range(size)]
+    return names
+
+
+COLUMNS: tuple[str, ...] = tuple(columns(LAYOUT))
+
+
+def column_map(saved_layout) -> tuple[np.ndarray | None, list[str]]:
+    """How this version's observation feeds a model trained on ``saved_layout``: the index here of each of its
+    columns (None when the layouts are the same), and the names of this version's columns the model never saw
+    (a rule option added since). A model plays wherever those are 0 (the option at its default); a column the
+    model reads that this version no longer makes is a ValueError."""
+    saved = columns(saved_layout)
+    if saved == list(COLUMNS):
+        return None, []
+    at = {name: i for i, name in enumerate(COLUMNS)}
+    gone = [name for name in saved if name not in at]
+    if gone:
+        raise ValueError(f"it reads observation columns this version no longer makes ({', '.join(gone[:4])})")
+    known = set(saved)
+    return np.array([at[name] for name in saved], np.int64), [name for name in COLUMNS if name not in known]
+
 
 SCALE = np.concatenate([np.full(size, scale, np.float32) for _, size, scale, _ in _FIELDS])
 LOW = np.concatenate([np.full(size, -np.inf if free else 0.0, np.float32) for _, size, _, free in _FIELDS])

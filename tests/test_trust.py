@@ -214,7 +214,7 @@ def test_the_project_s_model_format_holds_no_pickle(tmp_path):
         ({"policy": "os.system"}, "names the policy kind 'os.system'"),
         ({"policy_kwargs": {"net_arch": [10**9]}}, "sizes from 1 to"),
         ({"policy_kwargs": {"activation_fn": "x"}}, "policy_kwargs must be an object with keys among"),
-        ({"observation_dim": 50}, "observations of size 50"),
+        ({"observation_dim": 50}, "observation_dim 50 is not the size of its observation layout"),
         ({"layout": "x"}, "not a list of"),
     ],
 )

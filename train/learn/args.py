@@ -164,6 +164,13 @@ class Args:
         except FileNotFoundError:
             raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
         kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
+        from snipsnap_env.observation import OBS_DIM
+
+        if meta["observation_dim"] != OBS_DIM:
+            raise ValueError(
+                f"init_from {self.init_from} was trained on an earlier observation ({meta['observation_dim']} "
+                f"columns, this version makes {OBS_DIM}); it plays, but fine-tuning needs a model of this version's"
+            )
         if meta["policy"] != self.policy:
             raise ValueError(
                 f"init_from {self.init_from} holds a {meta['policy']} policy; this run trains a {self.policy} policy "

@@ -1,0 +1,121 @@
+"""Saved models survive a new rule option: a model reads its own observation columns, found by name in this
+version's, plays wherever the columns it never saw are 0, and refuses a table that sets one."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+from safetensors.numpy import load, save  # noqa: E402
+
+import snipsnap_env  # noqa: E402
+from agents.model_file import META_FILE, WEIGHTS_FILE  # noqa: E402
+from agents.ppo import PPOPolicy  # noqa: E402
+from snipsnap_env.observation import (  # noqa: E402
+    COLUMNS,
+    ENV_NAME,
+    ENV_VERSION,
+    LAYOUT,
+    LAYOUT_DIGESTS,
+    OBS_DIM,
+    SLICES,
+    column_map,
+    columns,
+    layout_digest,
+)
+
+MODELS = Path(__file__).parents[1] / "agents" / "models"
+NEW_COLUMN = "rules: opening six"  # plays the part of an option added after the model was trained
+
+
+def as_saved_before(model: Path, column: str, out: Path) -> Path:
+    """``model`` as an earlier version would have saved it, one that did not yet have ``column``: the column
+    leaves its layout, and the weights that read it leave every layer that reads the observation."""
+    with zipfile.ZipFile(model) as archive:
+        meta = json.loads(archive.read(META_FILE))
+        tensors = load(archive.read(WEIGHTS_FILE))
+    at = COLUMNS.index(column)
+    context_at = at - SLICES["open_rank"].stop  # the rank-shared head's table summary starts after open_rank
+    for name, tensor in tensors.items():
+        if tensor.ndim == 2 and tensor.shape[1] == OBS_DIM + meta.get("critic_inputs", 0):  # reads the observation
+            tensors[name] = np.delete(tensor, at, axis=1)
+        elif name.startswith("action_net.context.0.weight"):
+            tensors[name] = np.delete(tensor, context_at, axis=1)
+    meta["layout"] = [
+        [name, size - (name == "rules")] for name, size in meta["layout"] if name != column
+    ]  # fmt: skip
+    meta["observation_dim"] -= 1
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr(META_FILE, json.dumps(meta))
+        archive.writestr(WEIGHTS_FILE, save(tensors))
+    return out
+
+
+def positions(num_players: int, rules: str, seed: int, count: int = 300):
+    """Observations and masks of seats to act in random play."""
+    rng = np.random.default_rng(seed)
+    env = snipsnap_env.env(num_players=num_players, rules=rules)
+    obs, masks = [], []
+    game = 0
+    while len(obs) < count:
+        env.reset(seed=seed + game)
+        game += 1
+        for agent in env.agent_iter():
+            seen, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            obs.append(seen["observation"])
+            masks.append(seen["action_mask"])
+            env.step(int(rng.choice(np.flatnonzero(seen["action_mask"]))))
+    return np.array(obs), np.array(masks)
+
+
+def test_columns_name_every_observation_column_once():
+    assert len(COLUMNS) == OBS_DIM == len(set(COLUMNS))
+    assert COLUMNS[SLICES["rules"].start] == "rules: chips" and COLUMNS[0] == "hand 0"
+    assert column_map(LAYOUT) == (None, [])
+
+
+@pytest.mark.parametrize("model", ["ppo_scarne.zip", "ppo_scratch_scarne.zip"])
+def test_a_model_saved_before_a_rule_option_plays_as_before_and_refuses_tables_that_use_it(model, tmp_path):
+    older = PPOPolicy(as_saved_before(MODELS / model, NEW_COLUMN, tmp_path / model))
+    current = PPOPolicy(MODELS / model)
+    assert NEW_COLUMN not in columns(json.loads(zipfile.ZipFile(older.path).read(META_FILE))["layout"])
+    for num_players in (3, 6):
+        obs, mask = positions(num_players, "scarne", seed=num_players)
+        np.testing.assert_allclose(older.logits(obs), current.logits(obs), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(older.act_batch(obs, mask), current.act_batch(obs, mask))
+        np.testing.assert_allclose(older.probabilities(obs, mask), current.probabilities(obs, mask), atol=1e-6)
+    obs, mask = positions(4, "earl_of_coventry", seed=1)  # a preset that deals with opening six
+    with pytest.raises(ValueError, match="trained before this version's rules: opening six"):
+        older.act_batch(obs, mask)
+
+
+def test_a_model_reading_a_column_this_version_no_longer_makes_is_refused(tmp_path):
+    path = as_saved_before(MODELS / "ppo_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
+    with zipfile.ZipFile(path) as archive:
+        meta, weights = json.loads(archive.read(META_FILE)), archive.read(WEIGHTS_FILE)
+    meta["layout"] = [
+        ["rules: dealer pays" if name == "rules: calls coventry" else name, size] for name, size in meta["layout"]
+    ]
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(META_FILE, json.dumps(meta))
+        archive.writestr(WEIGHTS_FILE, weights)
+    with pytest.raises(ValueError, match=r"no longer makes \(rules: dealer pays\).*retrain"):
+        PPOPolicy(path)
+
+
+def test_the_env_id_names_one_observation_layout():
+    """A change to the observation must add a version (and so rename the env): ids never hide a new layout."""
+    assert layout_digest() == LAYOUT_DIGESTS[ENV_VERSION], (
+        f"the observation layout changed: add version {ENV_VERSION + 1} to observation.LAYOUT_DIGESTS with "
+        f"{layout_digest()!r} (the env becomes snipsnap_v{ENV_VERSION + 1}; saved models keep playing)"
+    )
+    assert snipsnap_env.env(num_players=3).metadata["name"] == ENV_NAME == f"snipsnap_v{ENV_VERSION}"
