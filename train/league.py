@@ -45,7 +45,7 @@ from .cli import (
     stops_cleanly,
 )
 from .evaluate import made, make_candidate, model_files
-from .matrix import add_ray_flags, require_ray, start_runner
+from .runners import add_ray_flags, require_ray, start_runner
 from .mixed import play_rotations
 from .paired import PairedDeals, mean_ci
 from .results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder

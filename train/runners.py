@@ -1,0 +1,109 @@
+"""Where a job's work units run: here, one after another (:class:`InProcess`), or as Ray tasks on this
+machine's cores or a cluster (:class:`OnRay`); and the ``--ray``/``--workers`` flags that choose (the
+matrix's and the league's). A unit's result never depends on where it ran: its seeds come with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .cli import at_least
+
+MAX_RETRIES = 3  # a task whose worker dies is run again (its result does not depend on the attempt)
+
+
+def work_unit(function, *args):
+    """A Ray task: ``function(*args)`` with the compiled loops on the CPUs Ray gave the task, not on every
+    core of the node (two tasks on two cores would otherwise run four threads)."""
+    import numba
+    import ray
+
+    cpus = int(ray.get_runtime_context().get_assigned_resources().get("CPU", 1))
+    numba.set_num_threads(max(1, min(cpus, numba.config.NUMBA_NUM_THREADS)))
+    return function(*args)
+
+
+class InProcess:
+    """Runs work units here, one after another, in the order they were submitted."""
+
+    def submit(self, function, *args):
+        done = []
+
+        def result():  # run when its turn comes (or when a later unit needs it), once
+            if not done:
+                done.append(function(*[arg() if callable(arg) else arg for arg in args]))
+            return done[0]
+
+        return result
+
+    def results(self, handles):
+        """(handle, result) as units finish."""
+        for handle in handles:
+            yield handle, handle()
+
+    def close(self):
+        pass
+
+
+class OnRay:
+    """Runs work units as Ray tasks: locally on this machine's cores, or on the cluster at ``address``."""
+
+    def __init__(self, address: str | None, workers: int | None = None):
+        import ray
+
+        self.ray = ray
+        if address:
+            ray.init(address=address)
+        elif os.environ.get("RAY_ADDRESS"):
+            ray.init()  # joins the cluster RAY_ADDRESS names
+        else:
+            ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False)
+        self._task = ray.remote(max_retries=MAX_RETRIES, num_cpus=1)(work_unit)
+
+    def submit(self, function, *args):
+        return self._task.remote(function, *args)  # results of other units are passed as ObjectRefs
+
+    def results(self, handles):
+        waiting = list(handles)
+        while waiting:
+            done, waiting = self.ray.wait(waiting, num_returns=1)
+            yield done[0], self.ray.get(done[0])
+
+    def close(self):
+        self.ray.shutdown()
+
+
+def add_ray_flags(job: argparse.ArgumentParser) -> None:
+    """``--ray [ADDRESS]`` and ``--workers``: a job's work units on Ray (the matrix's, the league's)."""
+    job.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the work units on Ray: a local Ray on this machine's cores, or the cluster at ADDRESS "
+        "(or RAY_ADDRESS); 'auto' joins the cluster started on this machine with `ray start --head`",
+    )
+    job.add_argument("--workers", type=at_least(1), help="CPUs of the local Ray (default: every core)")
+
+
+def require_ray(job: argparse.ArgumentParser, args) -> None:
+    """With ``--ray``, a clear error (before any work) where Ray is not installed."""
+    if args.ray is not None:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            job.error('--ray needs Ray: pip install -e ".[ray]"')
+
+
+def start_runner(job: argparse.ArgumentParser, args):
+    """The work units' runner: in this process, or Ray (``--ray``) started or joined here, before any folder is
+    made; a cluster that cannot be reached is a one-line refusal."""
+    if args.ray is None:
+        return InProcess()
+    try:
+        return OnRay(args.ray, args.workers)
+    except Exception as error:  # ConnectionError, a bad address, a version mismatch: Ray says which
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        where = f"the Ray cluster at {args.ray}" if args.ray else "a local Ray"
+        job.error(f"--ray: cannot start or join {where} ({reason})")
