@@ -50,20 +50,9 @@ class Games:
             games.hand_size[b] = deal.hand_size
             games.played[b] = deal.played
             games.deal_score[b] = 0.0
-            last = -1 if deal.last_player is None else deal.last_player
-            winner = -1 if deal.winner is None else deal.winner
-            values = dict(
-                open_rank=deal.open_rank,
-                last_player=last,
-                previous_turn_played=int(deal.previous_turn_played),
-                to_act=deal.to_act,
-                pot=deal.pot,
-                turns=deal.turns,
-                winner=winner,
-                dealer=deal.dealer,
-                set_leader=-1 if deal.set_leader is None else deal.set_leader,
-                leader_cards=deal.leader_cards,
-            )
+            # each scalar of PUBLIC is the engine's attribute of the same name (None: -1), so a new one needs no edit
+            values = {name: getattr(deal, name) for name in PUBLIC[: PUBLIC.index("leads_0")]}
+            values = {name: -1 if value is None else int(value) for name, value in values.items()}
             for seat in range(MAX_PLAYERS):
                 present = seat < deal.num_players
                 values[f"leads_{seat}"] = deal.leads[seat] if present else 0

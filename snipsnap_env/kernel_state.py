@@ -65,7 +65,7 @@ PUBLIC = (
     *(f"leads_{seat}" for seat in range(MAX_PLAYERS)),  # sets the seat chose to lead, closed this deal
     *(f"copies_led_{seat}" for seat in range(MAX_PLAYERS)),  # its cards in those sets, summed
     *(f"fewest_led_{seat}" for seat in range(MAX_PLAYERS)),  # the fewest in one of them (NOT_LED before any)
-)
+)  # scalars before the per-seat blocks: batch.Games.from_deals reads each scalar from the engine by its name
 # each scalar's index, found by its name in PUBLIC: a field is added there, and read by name
 OPEN_RANK, LAST_PLAYER, PREVIOUS_TURN_PLAYED = (
     PUBLIC.index("open_rank"),

@@ -128,6 +128,8 @@ def columns(layout) -> list[str]:
     rule_columns = [name for name, _ in layout if name.startswith("rules: ")]
     names = []
     for name, size in fields:
+        if name == "rules" and size != len(rule_columns):
+            raise ValueError(f"its rules field has {size} columns but names {len(rule_columns)}")
         names += rule_columns if name == "rules" else [f"{name} {i}" for i in range(size)]
     return names
 

@@ -11,6 +11,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import snipsnap_env
+from snipsnap_env.observation import ENV_NAME
 from snipsnap_env.rules import PRESETS
 
 PLAYER_COUNTS = range(3, 9)
@@ -95,6 +96,6 @@ def test_pettingzoo_registry_makes_the_env():
 
     if not hasattr(pettingzoo, "make"):
         pytest.skip("this PettingZoo has no registry")
-    env = pettingzoo.make("aec", "snipsnap/snipsnap_v0", num_players=4)
+    env = pettingzoo.make("aec", f"snipsnap/{ENV_NAME}", num_players=4)
     env.reset(seed=0)
     assert env.possible_agents == [f"player_{i}" for i in range(4)]

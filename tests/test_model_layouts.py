@@ -40,10 +40,11 @@ def as_saved_before(model: Path, column: str, out: Path) -> Path:
     with zipfile.ZipFile(model) as archive:
         meta = json.loads(archive.read(META_FILE))
         tensors = load(archive.read(WEIGHTS_FILE))
-    at = COLUMNS.index(column)
+    at = columns(meta["layout"]).index(column)
     context_at = at - SLICES["open_rank"].stop  # the rank-shared head's table summary starts after open_rank
+    width = meta["observation_dim"] + meta.get("critic_inputs", 0)
     for name, tensor in tensors.items():
-        if tensor.ndim == 2 and tensor.shape[1] == OBS_DIM + meta.get("critic_inputs", 0):  # reads the observation
+        if tensor.ndim == 2 and tensor.shape[1] == width:  # a first layer over the observation (and the critic's)
             tensors[name] = np.delete(tensor, at, axis=1)
         elif name.startswith("action_net.context.0.weight"):
             tensors[name] = np.delete(tensor, context_at, axis=1)

@@ -35,7 +35,7 @@ def test_the_shipped_models_actor_in_numpy_gives_torchs_logits(rows):
     policy = agents.make("ppo")
     for n in (3, 6, 8):
         obs, mask = positions(n, rows, seed=n)
-        expected = torch_logits(policy.network, obs)
+        expected = torch_logits(policy.network, policy._own_columns(obs))  # in the columns it was trained on
         np.testing.assert_allclose(policy.logits(obs), expected, atol=2e-5)  # float32 rounding
         both = np.where(mask > 0, expected, -np.inf), np.where(mask > 0, policy.logits(obs), -np.inf)
         close = np.sort(both[0], axis=1)[:, -2] > both[0].max(axis=1) - 1e-4  # near-ties may flip
@@ -68,7 +68,7 @@ def test_the_shipped_models_greedy_choice_is_torchs_where_ranks_differ():
     columns = policy._actor.rank_columns
     for n in (3, 6, 8):
         obs, mask = positions(n, 150, seed=10 + n)
-        logits = np.concatenate([torch_logits(policy.network, o[None]) for o in obs])
+        logits = np.concatenate([torch_logits(policy.network, policy._own_columns(o[None])) for o in obs])
         features = obs[:, columns]  # (B, 13, 4)
         first_same = (features[:, :, None] == features[:, None]).all(axis=-1).argmax(axis=2)
         logits[:, :13] = np.take_along_axis(logits[:, :13], first_same, axis=1)

@@ -45,11 +45,11 @@ from .cli import (
     stops_cleanly,
 )
 from .evaluate import made, make_candidate, model_files
-from .runners import add_ray_flags, require_ray, start_runner
 from .mixed import play_rotations
 from .paired import PairedDeals, mean_ci
 from .results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
 from .run_folder import Refused
+from .runners import add_ray_flags, require_ray, start_runner
 
 DEFAULT_AGENTS = ("random", "most_copies", "fewest_copies", "control", "pimc:32", "pimc:128", "ppo", "ppo_scratch")
 TABLES = "tables"  # the folder's subfolder of finished tables
