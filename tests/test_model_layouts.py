@@ -120,3 +120,12 @@ def test_the_env_id_names_one_observation_layout():
         f"{layout_digest()!r} (the env becomes snipsnap_v{ENV_VERSION + 1}; saved models keep playing)"
     )
     assert snipsnap_env.env(num_players=3).metadata["name"] == ENV_NAME == f"snipsnap_v{ENV_VERSION}"
+
+
+def test_fine_tuning_refuses_a_model_of_an_earlier_layout_that_plays(tmp_path):
+    from train.train_ppo import Args
+
+    older = as_saved_before(MODELS / "ppo_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
+    PPOPolicy(older)  # it plays
+    with pytest.raises(ValueError, match=r"earlier observation \(135 columns, this version makes 136\)"):
+        Args(init_from=str(older), run_name="x")

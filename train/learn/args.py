@@ -164,9 +164,9 @@ class Args:
         except FileNotFoundError:
             raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
         kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
-        from snipsnap_env.observation import OBS_DIM
+        from snipsnap_env.observation import OBS_DIM, column_map
 
-        if meta["observation_dim"] != OBS_DIM:
+        if column_map(meta["layout"])[0] is not None:  # the same test the player applies to feed it its columns
             raise ValueError(
                 f"init_from {self.init_from} was trained on an earlier observation ({meta['observation_dim']} "
                 f"columns, this version makes {OBS_DIM}); it plays, but fine-tuning needs a model of this version's"
