@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from snipsnap_env import kernel_network
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import PER_RANK as _PER_RANK
 from snipsnap_env.observation import SLICES
@@ -37,10 +38,14 @@ def _tanh_stack(x: np.ndarray, layers) -> np.ndarray:
 
 
 class NumpyActor:
-    """``logits(obs)``: (B, 14) from (B, ≥ its observation width) observations, of a rank-shared or an MLP network."""
+    """``logits(obs)``: (B, 14) from (B, OBS_DIM) observations of this version's layout, of a rank-shared or an
+    MLP network; ``own_columns`` (:func:`snipsnap_env.observation.column_map`) picks the network's own columns
+    when it was saved on another layout."""
 
-    def __init__(self, network):
+    def __init__(self, network, own_columns: np.ndarray | None = None):
         head = network.action_net
+        self.own_columns = own_columns
+        self.kernel_networks = None  # the compiled twin (snipsnap_env.kernel_network), when the shape allows
         if hasattr(head, "scorer"):  # RankSharedHead
             self.kind = "rank_shared"
             self.context = _layers(head.context)
@@ -55,23 +60,41 @@ class NumpyActor:
             (self.pass_logit,) = _layers([head.pass_logit])
             self.obs_dim = head.obs_dim
             self.rank_columns = np.stack([np.arange(NUM_RANKS) + SLICES[name].start for name in _PER_RANK], axis=-1)
+            if len(self.hidden) == 1 and len(self.context) == 1:
+                self.kernel_networks = kernel_network.embed(self._kernel_layers(), own_columns)
         else:  # SB3's MLP actor: policy_net (Linear, Tanh)*, then action_net
             self.kind = "mlp"
             self.hidden = _layers(network.mlp_extractor.policy_net)
             (self.score,) = _layers([head])
             self.obs_dim = (self.hidden[0][0] if self.hidden else self.score[0]).shape[0]
 
+    def _kernel_layers(self) -> dict:
+        """The arrays of :class:`snipsnap_env.kernel_network.Networks` (one network, over its own columns)."""
+        ((ctx_w, ctx_b),), ((hidden_w, hidden_b),) = self.context, self.hidden
+        (score_w, score_b), (pass_w, pass_b) = self.score, self.pass_logit
+        return dict(
+            ctx_w=ctx_w, ctx_b=ctx_b, first_rank=self.first_rank, first_context=self.first_context,
+            first_bias=self.first_bias, hidden_w=hidden_w, hidden_b=hidden_b, score_w=score_w[:, 0],
+            score_b=score_b[0], pass_w=pass_w[:, 0], pass_b=pass_b[0],
+        )  # fmt: skip
+
+    def networks(self) -> kernel_network.Networks:
+        """This network as the kernel plays it in rollouts (a stack of one)."""
+        if self.kernel_networks is None:
+            raise ValueError(
+                "the kernel plays rank-shared networks with one hidden scorer layer only; this one is "
+                f"{self.kind} with {len(self.hidden)} hidden layers"
+            )
+        return self.kernel_networks
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, np.float32)
-        if self.kind == "rank_shared" and len(obs) <= _COMPILED_ROWS and len(self.hidden) == 1:
+        if self.kernel_networks is not None and len(obs) <= _COMPILED_ROWS:
             out = np.empty((len(obs), NUM_RANKS + 1), np.float32)
-            (hidden_w, hidden_b), (score_w, score_b), (pass_w, pass_b) = self.hidden[0], self.score, self.pass_logit
-            ((ctx_w, ctx_b),) = self.context
-            _rank_shared_rows(
-                obs, self.rank_columns, _CONTEXT_START, ctx_w, ctx_b, self.first_rank, self.first_context,
-                self.first_bias, hidden_w, hidden_b, score_w, score_b, pass_w, pass_b, out,
-            )  # fmt: skip
+            kernel_network.logits_rows(obs, 0, self.kernel_networks, out)
             return out
+        if self.own_columns is not None:
+            obs = obs[:, self.own_columns]
         if self.kind == "mlp":
             weight, bias = self.score
             return _tanh_stack(obs[:, : self.obs_dim], self.hidden) @ weight + bias
@@ -91,87 +114,6 @@ class NumpyActor:
         ranks = np.take_along_axis(ranks, first_same, axis=1)
         weight, bias = self.pass_logit
         return np.concatenate([ranks, context @ weight + bias], axis=1)
-
-
-@numba.njit(cache=True, nogil=True, fastmath=True, inline="always")
-def _affine(x, weight, bias, out):
-    """out = x @ weight + bias, walking weight row by row (contiguous, so the inner loop vectorises)."""
-    out[:] = bias
-    for i in range(weight.shape[0]):
-        xi = x[i]
-        for o in range(weight.shape[1]):
-            out[o] += xi * weight[i, o]
-
-
-@numba.njit(cache=True, nogil=True, fastmath=True)
-def _rank_shared_rows(
-    obs,
-    rank_columns,
-    context_start,
-    ctx_w,
-    ctx_b,
-    first_rank,
-    first_context,
-    first_bias,
-    hidden_w,
-    hidden_b,
-    score_w,
-    score_b,
-    pass_w,
-    pass_b,
-    out,
-):
-    """The rank-shared head's logits, row by row in compiled loops (fast for the few rows of one decision)."""
-    rows, obs_dim = obs.shape[0], ctx_w.shape[0] - (CARDS_PER_RANK + 1) + context_start
-    features = rank_columns.shape[1]
-    table = np.empty(ctx_w.shape[0], np.float32)
-    context = np.empty(ctx_w.shape[1], np.float32)
-    row_part = np.empty(first_bias.shape[0], np.float32)
-    rank = np.empty(features, np.float32)
-    h1 = np.empty(first_bias.shape[0], np.float32)
-    h2 = np.empty(hidden_w.shape[1], np.float32)
-    for b in range(rows):
-        k = 0
-        for j in range(context_start, obs_dim):
-            table[k] = obs[b, j]
-            k += 1
-        for c in range(CARDS_PER_RANK + 1):
-            table[k + c] = 0.0
-        for r in range(NUM_RANKS):
-            copies = int(np.rint(obs[b, rank_columns[r, 0]] * CARDS_PER_RANK))
-            table[k + min(max(copies, 0), CARDS_PER_RANK)] += 1.0 / NUM_RANKS
-        _affine(table, ctx_w, ctx_b, context)
-        for o in range(context.shape[0]):
-            context[o] = np.tanh(context[o])
-        _affine(context, first_context, first_bias, row_part)
-        for r in range(NUM_RANKS):
-            same = -1  # ranks with the same features have the same logit: most of a hand's ranks at a lead
-            for q in range(r):
-                equal = True
-                for f in range(features):
-                    if obs[b, rank_columns[q, f]] != obs[b, rank_columns[r, f]]:
-                        equal = False
-                        break
-                if equal:
-                    same = q
-                    break
-            if same >= 0:
-                out[b, r] = out[b, same]
-                continue
-            for f in range(features):
-                rank[f] = obs[b, rank_columns[r, f]]
-            _affine(rank, first_rank, row_part, h1)
-            for o in range(h1.shape[0]):
-                h1[o] = np.tanh(h1[o])
-            _affine(h1, hidden_w, hidden_b, h2)
-            acc = score_b[0]
-            for i in range(h2.shape[0]):
-                acc += np.tanh(h2[i]) * score_w[i, 0]
-            out[b, r] = acc
-        acc = pass_b[0]
-        for i in range(context.shape[0]):
-            acc += context[i] * pass_w[i, 0]
-        out[b, NUM_RANKS] = acc
 
 
 @numba.njit(cache=True, nogil=True)

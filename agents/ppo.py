@@ -141,7 +141,7 @@ class PPOPolicy(Policy):
         self.deterministic = deterministic
         self.network.set_training_mode(False)
         self.network.to(device)
-        self._actor = NumpyActor(self.network)  # greedy decisions without torch's per-call costs
+        self._actor = NumpyActor(self.network, self._columns)  # greedy decisions without torch's per-call costs
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, 14) action probabilities of the model, zero outside the mask."""
@@ -156,7 +156,9 @@ class PPOPolicy(Policy):
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """(B, 14) the actor's logits, computed by its numpy twin (agents.numpy_actor: the network's weights,
         no torch call, compiled loops for a few rows): what a greedy decision needs, in tens of microseconds."""
-        return self._actor.logits(self._own_columns(obs))
+        obs = np.asarray(obs, np.float32)
+        self._refuse_unseen(obs)
+        return self._actor.logits(obs)
 
     def torch_logits(self, obs: np.ndarray) -> np.ndarray:
         """(B, 14) the same logits from the torch network (one plain forward under ``inference_mode``)."""
@@ -171,15 +173,17 @@ class PPOPolicy(Policy):
     def _own_columns(self, obs) -> np.ndarray:
         """The observation as the model was trained to read it: this version's columns in its saved layout."""
         obs = np.asarray(obs, np.float32)
-        if self._columns is None:
-            return obs
+        self._refuse_unseen(obs)
+        return obs if self._columns is None else obs[:, self._columns]
+
+    def _refuse_unseen(self, obs: np.ndarray) -> None:
+        """A ValueError when ``obs`` sets a column of a rule option added after the model was trained."""
         if self._unseen and obs[:, self._unseen_at].any():
             used = sorted({self._unseen[i] for i in np.flatnonzero(obs[:, self._unseen_at].any(axis=0))})
             raise ValueError(
                 f"{self.path.name} was trained before this version's {', '.join(used)}: it cannot play a table "
                 "that uses it (retrain the model with the option at its tables)"
             )
-        return obs[:, self._columns]
 
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The legal action with the highest logit (the masked softmax's argmax; the lowest of tied ranks): from
@@ -193,6 +197,17 @@ class PPOPolicy(Policy):
             logits = np.where(legal[rows], self.torch_logits(np.asarray(obs)[rows]), -np.inf)
             actions[rows] = logits.argmax(axis=1)
         return actions
+
+    def kernel_playable(self) -> bool:
+        """Whether the kernel can play this policy in compiled code (:meth:`networks`): greedy, rank-shared with
+        one hidden scorer layer, and trained on every column of this version's observation."""
+        return self.deterministic and self._actor.kernel_networks is not None and not self._unseen
+
+    def networks(self):
+        """The network as :mod:`snipsnap_env.kernel_network` plays it (greedy) in rollouts and batched tables."""
+        if not self.kernel_playable():
+            raise ValueError(f"{self.path.name}: the kernel plays greedy rank-shared models of this layout only")
+        return self._actor.networks()
 
     def act_batch(self, obs, mask):
         self._warn_on_other_tables(obs)

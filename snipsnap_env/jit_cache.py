@@ -24,6 +24,7 @@ SOURCES = tuple(
         "kernel_state.py",
         "kernel.py",
         "kernel_observe.py",
+        "kernel_network.py",
     )
 )
 

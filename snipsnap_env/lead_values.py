@@ -25,7 +25,10 @@ import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_RANKS
 from .jit_cache import drop_if_sources_changed
+from .engine import NUM_ACTIONS
 from .kernel import may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
+from .kernel_network import NETWORK, play_out_observed
+from .observation import OBS_DIM
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -33,13 +36,16 @@ _MIX = np.uint64(0xD1B54A32D192ED03)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def lead_values(holding, hand_size, played, public, deal_score, seats, policies, samples, seeds, rules, values):
+def lead_values(holding, hand_size, played, public, deal_score, seats, policies, samples, seeds, rules, values, nets,
+                template):  # fmt: skip
     """``values[b, r]``: the mean chips seat ``seats[b]`` makes from now in game ``b`` when it leads rank ``r``
     (NaN where ``r`` is not a legal lead), over ``samples`` rollouts with common random numbers.
 
     Game ``b`` (the stacked kernel state, :data:`snipsnap_env.kernel.STATE`) must stand at a lead of
     ``seats[b]``; ``policies[b, seat]`` is the kernel policy each absolute seat plays in the rollouts (the
-    leading seat's entry is its own rollout policy); ``seeds[b]`` seeds game ``b``'s rollout streams.
+    leading seat's entry is its own rollout policy), a code from ``NETWORK`` on playing a network of ``nets``
+    (:mod:`snipsnap_env.kernel_network`) that observes the seat (``template``: this table's observation
+    template); ``seeds[b]`` seeds game ``b``'s rollout streams.
     """
     games, n = hand_size.shape
     for b in numba.prange(games):
@@ -57,6 +63,11 @@ def lead_values(holding, hand_size, played, public, deal_score, seats, policies,
                     standing_for[copies] = r
         totals = np.zeros(CARDS_PER_RANK + 1)
         h, size, done, pub, score, streams = new_game(n)
+        observed = False  # a network seat: play out observing, keeping the lead record it reads
+        for i in range(n):
+            observed |= policies[b, i] >= NETWORK
+        obs, mask = np.empty(OBS_DIM, np.float32), np.empty(NUM_ACTIONS, np.int8)
+        logits = np.empty(NUM_ACTIONS, np.float32)
         for k in range(samples):
             for copies in range(1, CARDS_PER_RANK + 1):
                 if standing_for[copies] < 0:
@@ -70,7 +81,12 @@ def lead_values(holding, hand_size, played, public, deal_score, seats, policies,
                     streams[i] = seeds[b] ^ (np.uint64(k * (1 + n) + i + 1) * _MIX)
                     uniform(streams[i : i + 1])
                 play_until_choice(h, size, done, pub, score, standing_for[copies], rules)
-                play_out(h, size, done, pub, score, policies[b], streams, rules)
+                if observed:
+                    play_out_observed(
+                        h, size, done, pub, score, policies[b], streams, rules, nets, template, obs, mask, logits
+                    )
+                else:
+                    play_out(h, size, done, pub, score, policies[b], streams, rules)
                 totals[copies] += score[seat] - deal_score[b, seat]
         for r in range(NUM_RANKS):
             if may_lead(holding[b], seat, r, forced):

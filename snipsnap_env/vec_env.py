@@ -25,8 +25,9 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 from .batch import BatchEnv
 from .engine import NUM_ACTIONS
 from .kernel import POLICIES, RANDOM, policy_codes
+from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
-from .observation import CHIP_SCALE
+from .observation import CHIP_SCALE, table_template
 from .state import HANDS_DIM, LEAD_VALUES_DIM, critic_bounds, hands
 
 #: in a VecEnv's opponents: a seat the learner holds too (self-play with shared parameters)
@@ -35,6 +36,12 @@ SELF = "self"
 
 def _is_self(member) -> bool:
     return isinstance(member, str) and member == SELF
+
+
+def _plays_in_kernel(member) -> bool:
+    """Whether a pool member is a network the kernel plays (``kernel_playable()``, then ``networks()``)."""
+    playable = getattr(member, "kernel_playable", None)
+    return bool(playable is not None and playable())
 
 
 class InProcessVecEnv(VecEnv):
@@ -74,10 +81,19 @@ class SnipSnapVecEnv(InProcessVecEnv):
     step's reward is the chips of the seat that chose, booked until the learner's next choice in that game:
     only a critic that ignores rewards (``lead_values``) should learn from several seats of one game.
 
+    An opponent with ``networks()`` (a greedy rank-shared model, :class:`agents.ppo.PPOPolicy`; frozen copies
+    of the learner) is played by the kernel's compiled twin of its network
+    (:mod:`snipsnap_env.kernel_network`), one of its networks drawn per seat per episode: the seat plays the
+    same in the game and in the rollouts. The learner's own network, for :data:`SELF` seats and
+    ``rollout_policy=SELF``, is network 0, given by :meth:`set_learner` (and again after each update).
+
     ``lead_values`` > 0 appends the value of each legal lead in the true deal (chips / CHIP_SCALE; 0 where
     not legal), from that many rollouts per candidate lead: the learner's seats continue with
-    ``rollout_policy``, each other seat with the kernel's twin of its policy (``rollout_policy`` for a policy
-    the kernel does not play: search, a network).
+    ``rollout_policy`` (a kernel policy, or :data:`SELF`: the learner's current network, greedy), each other
+    seat with its own policy in compiled code (``rollout_policy`` for one the kernel does not play: search).
+
+    ``weights`` (settable) are each pool member's share of the seats; with probability ``pure`` a game's
+    opponents are all one member (a table of one kind of player), else each seat draws its own.
     """
 
     def __init__(
@@ -91,6 +107,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
         critic_state: bool = False,
         lead_values: int = 0,
         rollout_policy: str = "most_copies",
+        pure: float = 0.0,
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
@@ -110,9 +127,17 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self.lead_values = int(lead_values)
         if self.critic_state and self.lead_values:
             raise ValueError("give critic_state or lead_values, not both")
-        if self.lead_values:
-            self._rollout_code = int(policy_codes([rollout_policy])[0])
-            self._opponent_codes = self._kernel_twins(self.opponents, self._rollout_code)
+        if not 0.0 <= pure <= 1.0:
+            raise ValueError(f"pure got {pure!r}; allowed: a probability from 0 to 1")
+        self.pure = float(pure)
+        self.weights = np.full(len(self.opponents or [None]), 1.0 / len(self.opponents or [None]))
+        self._learner: Networks | None = None
+        self._is_network = np.array([_plays_in_kernel(p) for p in self.opponents or [None]])
+        self._nets, self._offsets, self._counts = stack([]), np.zeros(len(self._is_network), np.int64), None
+        self._template = table_template(self.batch.rules, num_players).astype(np.float32)
+        self._rollout_self = _is_self(rollout_policy)
+        self._rollout_code = NETWORK if self._rollout_self else int(policy_codes([rollout_policy])[0])
+        self._opponent_codes = self._kernel_twins(self.opponents, self._rollout_code)
         extra = HANDS_DIM if self.critic_state else LEAD_VALUES_DIM if self.lead_values else 0
         low, high = critic_bounds(extra)
         observation_space = spaces.Box(low, high, dtype=np.float32)
@@ -120,11 +145,14 @@ class SnipSnapVecEnv(InProcessVecEnv):
         super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
         self.learner_seat = np.zeros(num_envs, np.int64)
         self._seat_policy = np.zeros((num_envs, num_players), np.int64)  # index into the pool per seat
+        self._seat_copy = np.zeros((num_envs, num_players), np.int64)  # which of a network member's networks
         self._learns = np.zeros((num_envs, num_players), bool)  # the seats the learner holds
         self._carry = np.zeros(num_envs)  # the learner's chips from before its first choice of an episode
         self._actions = np.zeros(num_envs, np.int64)
         self._obs = self._mask = None
         self._seed(seed, opponents=seed is not None)  # unseeded: the opponents keep the streams they came with
+        if not self._needs_learner():
+            self.sync_networks()
 
     # ---- VecEnv ---------------------------------------------------------------------------------------
     def seed(self, seed: int | None = None):
@@ -179,16 +207,53 @@ class SnipSnapVecEnv(InProcessVecEnv):
     def values_of_leads(self) -> np.ndarray:
         """(num_envs, 13) chips the learner makes from now after each legal lead (NaN where not legal), from
         ``lead_values`` rollouts of the true deal per candidate (:func:`snipsnap_env.lead_values.lead_values`)."""
+        if self._learner is None and self._needs_learner():
+            raise RuntimeError("the rollouts seat the learner's network: set_learner() first")
         games = self.batch.games
-        policies = self._opponent_codes[self._seat_policy]  # a copy: the learner's seats are overwritten next
-        policies[self._learns] = self._rollout_code
+        policies = self.seat_codes()  # the learner's other seats (SELF) play its network, as at the table
+        policies[np.arange(self.num_envs), self.learner_seat] = self._rollout_code
         values = np.empty((self.num_envs, LEAD_VALUES_DIM))
         seeds = self.rng.integers(0, 2**63, size=self.num_envs, dtype=np.uint64)
         lead_values(
             games.holding, games.hand_size, games.played, games.public, games.deal_score, self.learner_seat,
-            policies, self.lead_values, seeds, self.batch._rule_codes, values,
+            policies, self.lead_values, seeds, self.batch._rule_codes, values, self._nets, self._template,
         )  # fmt: skip
         return values
+
+    def seat_codes(self) -> np.ndarray:
+        """(num_envs, num_players) the kernel policy of every seat as the games are seated (the learner's
+        seats: :data:`SELF`'s network 0)."""
+        codes = self._opponent_codes[self._seat_policy]  # a copy
+        networks = self._is_network[self._seat_policy]
+        codes[networks] = NETWORK + self._offsets[self._seat_policy[networks]] + self._seat_copy[networks]
+        codes[self._learns] = NETWORK
+        return codes
+
+    # ---- the networks at the table ---------------------------------------------------------------------
+    def set_learner(self, networks: Networks) -> None:
+        """The learner's network as the kernel plays it (a stack of one): for :data:`SELF` seats in the
+        rollouts and ``rollout_policy=SELF``. Call it again after each update of the learner."""
+        self._learner = networks
+        self.sync_networks()
+
+    def sync_networks(self) -> None:
+        """Rebuild the stack of networks the table plays (the learner's, then each network member's, whose
+        count may have grown: frozen copies of the learner)."""
+        if self._learner is None and self._needs_learner():
+            raise RuntimeError("this table seats the learner's network: set_learner() first")
+        members = [m.networks() if is_network else None for m, is_network in zip(self.opponents or [None], self._is_network)]
+        if any(nets is not None and len(nets.ctx_b) == 0 for nets in members):
+            raise RuntimeError("a network member of the pool holds no network yet")
+        self._counts = np.array([0 if nets is None else len(nets.ctx_b) for nets in members], np.int64)
+        self._offsets = 1 + np.concatenate([[0], np.cumsum(self._counts)[:-1]]).astype(np.int64)
+        parts = [nets for nets in members if nets is not None]
+        learner = self._learner
+        if learner is None:  # network 0 then plays no seat: zeros of the members' sizes hold its place
+            learner = Networks(*(np.zeros_like(array[:1]) for array in parts[0])) if parts else None
+        self._nets = stack([learner, *parts]) if learner is not None else stack([])
+
+    def _needs_learner(self) -> bool:
+        return bool(self.lead_values) and (self._rollout_self or bool(self._pool_is_self.any()))
 
     @staticmethod
     def _kernel_twins(opponents, rollout_code: int) -> np.ndarray:
@@ -197,7 +262,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         if opponents is None:
             return np.array([RANDOM], np.int64)
         names = [getattr(policy, "name", None) for policy in opponents]
-        return np.array([POLICIES.index(n) if n in POLICIES else rollout_code for n in names], np.int64)
+        fallback = RANDOM if rollout_code >= NETWORK else rollout_code  # network members are mapped apart
+        return np.array([POLICIES.index(n) if n in POLICIES else fallback for n in names], np.int64)
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 14) bool: the learner's legal actions in each game."""
@@ -224,10 +290,17 @@ class SnipSnapVecEnv(InProcessVecEnv):
             noise = self.rng.random((len(games), NUM_ACTIONS))
             actions[games] = np.where(mask[games] > 0, noise, -1.0).argmax(axis=1)
             return actions
-        chosen = self._seat_policy[games, self.batch.to_act[games]]
+        seats = self.batch.to_act[games]
+        chosen = self._seat_policy[games, seats]
         for index, policy in enumerate(self.opponents):
-            sel = games[chosen == index]
-            if sel.size:
+            at = chosen == index
+            sel = games[at]
+            if not sel.size:
+                continue
+            if self._is_network[index]:  # the network the rollouts play too, in compiled code
+                which = self._offsets[index] + self._seat_copy[sel, seats[at]]
+                actions[sel] = network_actions(obs[sel], mask[sel], which, self._nets)
+            else:
                 actions[sel] = policy.act_batch(obs[sel], mask[sel])
         return actions
 
@@ -252,9 +325,22 @@ class SnipSnapVecEnv(InProcessVecEnv):
         else:
             self.learner_seat[games] = self.fixed_seat
         if self.opponents is not None:
-            self._seat_policy[games] = self.rng.integers(len(self.opponents), size=(len(games), n))
+            self._seat_policy[games] = self._draw_seats(len(games), n)
+            if self._counts is not None:
+                count = np.maximum(self._counts[self._seat_policy[games]], 1)
+                self._seat_copy[games] = (self.rng.random((len(games), n)) * count).astype(np.int64)
         self._learns[games] = self._pool_is_self[self._seat_policy[games]]
         self._learns[games, self.learner_seat[games]] = True
+
+
+    def _draw_seats(self, games: int, n: int) -> np.ndarray:
+        """Pool members for ``games`` × ``n`` seats by ``weights``: one for a whole table with probability
+        ``pure``, else one per seat."""
+        p = self.weights / self.weights.sum()
+        seats = self.rng.choice(len(p), size=(games, n), p=p)
+        pure = self.rng.random(games) < self.pure
+        seats[pure] = seats[pure, :1]
+        return seats
 
 
 class TablesVecEnv(InProcessVecEnv):

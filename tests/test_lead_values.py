@@ -10,7 +10,9 @@ from snipsnap_env import kernel
 from snipsnap_env.batch import Games
 from snipsnap_env.cards import hands_from_names
 from snipsnap_env.engine import Deal
+from snipsnap_env.kernel_network import no_networks
 from snipsnap_env.lead_values import lead_values
+from snipsnap_env.observation import table_template
 from snipsnap_env.rules import make_rules
 
 A, K = 0, 12
@@ -25,7 +27,10 @@ def values_at_first_lead(explicit: dict[int, str], dealer: int, seat: int, sampl
     values = np.empty((1, 13))
     seeds = np.array([seed], np.uint64)
     state = (games.holding, games.hand_size, games.played, games.public, games.deal_score)
-    lead_values(*state, np.array([seat]), policies, samples, seeds, kernel.rule_codes(rules), values)
+    lead_values(
+        *state, np.array([seat]), policies, samples, seeds, kernel.rule_codes(rules), values, no_networks(),
+        table_template(rules, 3).astype(np.float32),
+    )  # fmt: skip
     return values[0]
 
 

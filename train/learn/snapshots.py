@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 import agents
+from agents.numpy_actor import NumpyActor
+from snipsnap_env.kernel_network import stack
 
 from .live_policy import LivePolicy
 
@@ -26,6 +28,7 @@ class Snapshots(agents.Policy):
     def __init__(self, seed: int | None = None):
         super().__init__(seed)
         self.kept: list[LivePolicy] = []
+        self._networks: list = []
 
     def add(self, model) -> None:
         """Keep a frozen copy of ``model``'s policy (a MaskablePPO model)."""
@@ -34,6 +37,14 @@ class Snapshots(agents.Policy):
         frozen.load_state_dict(policy.state_dict())
         frozen.set_training_mode(False)
         self.kept.append(LivePolicy(_Holder(frozen, model.device)))
+        self._networks.append(NumpyActor(frozen).networks())
+
+    def kernel_playable(self) -> bool:
+        return True
+
+    def networks(self):
+        """Every kept copy as the kernel plays it (a VecEnv seat draws one per episode and plays it greedily)."""
+        return stack(self._networks)
 
     def act_batch(self, obs, mask):
         if not self.kept:

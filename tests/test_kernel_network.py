@@ -1,0 +1,114 @@
+"""Networks the kernel plays (snipsnap_env.kernel_network): the same choices as the model in the engine, the same
+deals as play_out where no network sits, and a table of network seats in the training VecEnv."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import agents
+from snipsnap_env import kernel
+from snipsnap_env.batch import Games
+from snipsnap_env.engine import Match
+from snipsnap_env.kernel_network import NETWORK, network_actions, no_networks, play_out_observed, stack
+from snipsnap_env.lead_values import lead_values
+from snipsnap_env.observation import OBS_DIM, encode, table_template
+from snipsnap_env.rules import make_rules
+
+pytest.importorskip("torch")
+
+
+def scratch(n):
+    return np.empty(OBS_DIM, np.float32), np.empty(14, np.int8), np.empty(14, np.float32)
+
+
+@pytest.mark.parametrize("preset, n", [("scarne", 4), ("parlett", 5), ("pairs", 3)])
+def test_a_table_without_networks_plays_the_same_deal_as_play_out(preset, n):
+    rules = make_rules(preset)
+    codes = kernel.rule_codes(rules)
+    template = table_template(rules, n).astype(np.float32)
+    policies = np.array([kernel.POLICIES.index(p) for p in ("random", "most_copies", "fewest_copies")] * 3)[:n]
+    for seed in range(40):
+        fast = kernel.new_game(n)
+        fast[5][:] = kernel.seed_streams(seed, 1 + n)
+        kernel.deal_from_stream(*fast[:5], fast[5][:1], codes, np.zeros(52, np.int8))
+        slow = tuple(a.copy() for a in fast)
+        kernel.play_out(*fast[:5], policies, fast[5], codes)
+        play_out_observed(*slow[:5], policies, slow[5], codes, no_networks(), template, *scratch(n))
+        assert np.array_equal(fast[4], slow[4]) and fast[3][kernel.WINNER] == slow[3][kernel.WINNER], seed
+
+
+def first_real_lead(n, seed):
+    """A deal of the engine at its first lead with a choice (dealt from ``seed``)."""
+    rules = make_rules("scarne")
+    rng = np.random.default_rng(seed)
+    match = Match(rules, n)
+    match.start(rng)
+    while len(match.deal.legal_actions()) < 2:  # forced turns: any legal action is the only one
+        match.apply(match.deal.legal_actions()[0])
+    return rules, match
+
+
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_a_network_seats_rollout_is_the_models_own_play_in_the_engine(n):
+    """Every seat the shipped model, greedy: a rollout has no randomness, and each lead's value is what the
+    model's play in the engine gives the seat after that lead."""
+    model = agents.make("ppo")
+    nets = model.networks()
+    for seed in range(6):
+        rules, match = first_real_lead(n, seed)
+        seat = match.deal.to_act
+        games = Games.from_deals([match.deal])
+        values = np.empty((1, 13))
+        lead_values(
+            games.holding, games.hand_size, games.played, games.public, games.deal_score, np.array([seat]),
+            np.full((1, n), NETWORK), 2, np.array([seed], np.uint64), kernel.rule_codes(rules), values, nets,
+            table_template(rules, n).astype(np.float32),
+        )  # fmt: skip
+        outcomes = {}  # copies held -> what each lead of a rank held that often gives, in the engine
+        for lead in match.deal.legal_actions():
+            replay = copy.deepcopy(match)
+            before = replay.chips[seat]
+            replay.apply(lead)
+            while not replay.deal.over:
+                legal = replay.deal.legal_mask()
+                to_act = replay.deal.to_act
+                replay.apply(int(model.greedy(encode(replay, to_act)[None], legal[None])[0]))
+            outcomes.setdefault(match.deal.count(seat, lead), set()).add(replay.chips[seat] - before)
+        for lead in match.deal.legal_actions():  # one rank stands for the ranks held as often (lead_values)
+            assert values[0, lead] in outcomes[match.deal.count(seat, lead)], (seed, lead, outcomes)
+
+
+def test_network_actions_are_the_models_greedy_choices():
+    model, scratch_model = agents.make("ppo"), agents.make("ppo_scratch")
+    nets = stack([model.networks(), scratch_model.networks()])
+    from snipsnap_env.batch import BatchEnv
+
+    env = BatchEnv(256, 4, seed=3)
+    obs, mask = env.reset()
+    for _ in range(20):
+        which = np.arange(len(obs)) % 2
+        actions = network_actions(obs, mask, which, nets)
+        expected = np.where(which == 0, model.greedy(obs, mask), scratch_model.greedy(obs, mask))
+        assert (actions == expected).mean() > 0.999  # near-ties within float32 rounding go to torch there
+        obs, mask, *_ = env.step(actions)
+
+
+def test_the_vec_env_seats_network_members_and_rolls_them_out_as_they_play():
+    pytest.importorskip("stable_baselines3")
+    from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
+
+    model = agents.make("ppo")
+    env = SnipSnapVecEnv(64, 4, opponents=[model, SELF], seed=1, lead_values=2, rollout_policy=SELF)
+    with pytest.raises(RuntimeError, match="set_learner"):
+        env.reset()
+    env.set_learner(agents.make("ppo_scratch").networks())
+    obs = env.reset()
+    codes = env.seat_codes()
+    assert ((codes == NETWORK) == env._learns).all()  # the learner's seats play network 0
+    assert (codes[~env._learns] == NETWORK + 1).all()  # the model's seats its own network
+    for _ in range(10):
+        obs, *_ = env.step(env.action_masks()[:, :13].argmax(axis=1))
+    assert np.isfinite(obs).all()
