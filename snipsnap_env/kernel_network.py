@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_RANKS
@@ -86,7 +87,7 @@ def embed(layers: dict, own_columns: np.ndarray | None) -> Networks:
     return Networks(*(np.asarray(arrays[name], np.float32)[None] for name in Networks._fields))
 
 
-@inline
+@numba.njit(cache=True, nogil=True, fastmath=True, inline="always")
 def _affine(x, weight, bias, out):
     """out = x @ weight + bias, walking weight row by row (contiguous, so the inner loop vectorises)."""
     out[:] = bias
@@ -96,7 +97,7 @@ def _affine(x, weight, bias, out):
             out[o] += xi * weight[i, o]
 
 
-@jit
+@numba.njit(cache=True, nogil=True, fastmath=True)  # reassociated sums: float32 rounding, as torch's own
 def logits_into(obs, k, nets, out):
     """Network ``k``'s 14 logits for one observation ``obs`` (this version's layout) into ``out``.
 

@@ -132,6 +132,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self.pure = float(pure)
         self.weights = np.full(len(self.opponents or [None]), 1.0 / len(self.opponents or [None]))
         self._learner: Networks | None = None
+        self.gains, self.gain_counts = np.zeros(len(self.weights)), np.zeros(len(self.weights))
+        self._values = None
         self._is_network = np.array([_plays_in_kernel(p) for p in self.opponents or [None]])
         self._nets, self._offsets, self._counts = stack([]), np.zeros(len(self._is_network), np.int64), None
         self._template = table_template(self.batch.rules, num_players).astype(np.float32)
@@ -185,6 +187,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._actions = np.asarray(actions, np.int64).reshape(self.num_envs)
 
     def step_wait(self):
+        if self.lead_values:
+            self._book_gains()
         rewards = self._carry.copy()
         self._carry[:] = 0.0
         dones = np.zeros(self.num_envs, bool)
@@ -201,8 +205,32 @@ class SnipSnapVecEnv(InProcessVecEnv):
         if self.critic_state:
             return np.concatenate([obs, hands(self.batch.games.holding, self.learner_seat)], axis=1)
         if self.lead_values:
-            return np.concatenate([obs, np.nan_to_num(self.values_of_leads() / CHIP_SCALE)], axis=1)
+            self._values = self.values_of_leads()
+            return np.concatenate([obs, np.nan_to_num(self._values / CHIP_SCALE)], axis=1)
         return obs
+
+    def _book_gains(self) -> None:
+        """Add what each real lead chosen now gains over most_copies' lead, by the lead values (chips), to
+        every pool member seated at that game: ``gains`` (sums) and ``gain_counts``, read by opponent
+        prioritisation (prioritised fictitious self-play) and reset by it."""
+        values, actions = self._values, self._actions
+        legal = ~np.isnan(values)
+        choice = legal.sum(axis=1) > 1
+        choice &= actions < LEAD_VALUES_DIM
+        if not choice.any():
+            return
+        games = np.flatnonzero(choice)
+        held = self.batch.games.holding[games, self.learner_seat[games]].astype(float)
+        most = np.where(legal[games], held, -1.0).argmax(axis=1)  # equally held ranks share one value
+        gain = values[games, actions[games]] - values[games, most]
+        rows = np.arange(len(games))
+        members = self._seat_policy[games]
+        present = np.zeros((len(games), len(self.weights) + 1), bool)
+        members = np.where(np.arange(members.shape[1]) == self.learner_seat[games, None], -1, members)
+        present[rows[:, None], members] = True  # -1: the choosing seat's own draw, in the spare last column
+        present = present[:, :-1]
+        self.gains += (present * gain[:, None]).sum(axis=0)
+        self.gain_counts += present.sum(axis=0)
 
     def values_of_leads(self) -> np.ndarray:
         """(num_envs, 13) chips the learner makes from now after each legal lead (NaN where not legal), from

@@ -110,7 +110,10 @@ def test_self_play_the_learner_holds_every_seat_and_every_choice_is_a_step():
     pytest.importorskip("stable_baselines3")
     from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
 
+    import agents
+
     env = SnipSnapVecEnv(32, 4, opponents=[SELF], seed=2, lead_values=2)
+    env.set_learner(agents.make("ppo_scratch").networks())  # its other seats play its network in the rollouts
     env.reset()
     seats = set()
     for _ in range(60):

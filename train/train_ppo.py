@@ -36,7 +36,7 @@ from .learn import resume_point
 from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, stream_seed
 from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
 from .learn.critics import CRITICS, critic_named
-from .learn.pool import evaluation_opponents, opponent_pool, training_pool
+from .learn.pool import evaluation_opponents, opponent_pool, pool_upkeep, seat_the_learner, training_pool
 from .learn.snapshots import first_snapshots
 from .run_folder import (
     NothingToResume,
@@ -70,6 +70,7 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
                 rules=args.rules,
                 opponents=pool,
                 seed=stream_seed(seed, "env", i),
+                pure=args.pure_tables,
                 **critic_named(args.critic).env_options(args),
             )
             for i, n in enumerate(ppo_tables(args))
@@ -94,12 +95,12 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
 
 
 def make_callbacks(args: Args, folder: RunFolder, state: RunState, snapshots: list = ()) -> list:
-    """The run's SB3 callbacks: checkpoints, paired evaluations, and snapshots for ``--opponents snapshot``."""
+    """The run's SB3 callbacks: the pool's upkeep (snapshots, the learner's network at the tables, PFSP),
+    checkpoints and paired evaluations."""
     from .learn.callbacks import AtomicCheckpoints, PairedEvaluation
-    from .learn.snapshots import snapshot_callback
 
-    callbacks = [AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder, trained_on(args))]
-    return callbacks + [snapshot_callback(snapshots, args.snapshot_every)] * bool(snapshots)
+    upkeep = pool_upkeep(snapshots, args.snapshot_every, args.pfsp)
+    return [upkeep, AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder, trained_on(args))]
 
 
 def plot_learning_curve(folder: RunFolder) -> Path | None:
@@ -200,6 +201,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
             snapshots = first_snapshots(training_pool(model.get_env()), model)  # before the env's first deal
+            seat_the_learner(model.get_env(), model)  # the rollouts may seat it from the first deal
             model.learn(
                 remaining,
                 callback=make_callbacks(args, folder, state, snapshots),

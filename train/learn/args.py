@@ -27,6 +27,15 @@ class Args:
         "the opponents' pool, one drawn per seat per episode: agent names; 'self', a seat the learner holds too "
         "(self-play, with --critic rollouts); 'snapshot', frozen copies of the learner (--snapshot-every)",
     )
+    pure_tables: float = arg(
+        0.0, "the share of games whose opponents are all one member of the pool (else one per seat)", check=fraction
+    )
+    pfsp: float = arg(
+        0.0,
+        "prioritised fictitious self-play: draw pool members by exp(-gain/T), gain the learner's running gain "
+        "over most_copies' lead at their games (--critic rollouts); 0: uniformly",
+        check=non_negative_float,
+    )
     snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=at_least(1))
     total_timesteps: int = arg(
         600_000, "PPO steps (learner decisions), after distillation if any; 0: distillation only", check=at_least(0)
@@ -78,7 +87,9 @@ class Args:
     )
     critic_rollouts: int = arg(32, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
     rollout_policy: str = arg(
-        "most_copies", "--critic rollouts: the learner's later leads in the rollouts (a kernel policy)"
+        "most_copies",
+        "--critic rollouts: the learner's later leads in the rollouts: a kernel policy (one-step improvement over "
+        "it), or 'self', the learner's current network (approximate policy iteration)",
     )
     ppo_players: tuple[int, ...] = arg(
         (3, 4, 5, 6, 7, 8), "table sizes PPO trains at, --num-envs games at each (the evaluation plays at --players)"

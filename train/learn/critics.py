@@ -21,6 +21,9 @@ from snipsnap_env.kernel import POLICIES
 from snipsnap_env.state import HANDS_DIM, LEAD_VALUES_DIM
 
 
+SELF = "self"  # as --rollout-policy: the learner's network (snipsnap_env.vec_env.SELF, which needs SB3 to import)
+
+
 @dataclass(frozen=True)
 class Critic:
     name: str
@@ -40,11 +43,13 @@ class Critic:
                 f"critic {self.name!r} needs --policy rank_shared (its actor reads the observation only; an MLP "
                 "actor would see the hidden deal) and --vec batch (the batched engine supplies the deal)"
             )
-        if self is ROLLOUTS and args.rollout_policy not in POLICIES:
+        if self is ROLLOUTS and args.rollout_policy not in (*POLICIES, SELF):
             raise ValueError(
                 f"rollout_policy got {args.rollout_policy!r}; the rollouts run in the kernel, which plays "
-                f"{', '.join(POLICIES)}"
+                f"{', '.join(POLICIES)} and {SELF!r} (the learner's network)"
             )
+        if args.pfsp and self is not ROLLOUTS:
+            raise ValueError("--pfsp weighs the pool by the lead values' gains: it needs --critic rollouts")
 
     def env_options(self, args) -> dict:
         """The keywords of :class:`snipsnap_env.vec_env.SnipSnapVecEnv` that give this critic its columns."""

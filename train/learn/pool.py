@@ -1,9 +1,19 @@
-"""The opponents of a training run: ``--opponents`` names, made into the pool the training VecEnv seats (one
-member drawn per seat per episode): scripted agents, ``self`` (a seat the learner holds too: parameter
-sharing, every learner seat's decisions are experience) and ``snapshot`` (frozen copies of the learner,
-:mod:`train.learn.snapshots`)."""
+"""The opponents of a training run: ``--opponents`` names, made into the pool the training VecEnv seats:
+scripted agents, learned models (``ppo``, ``ppo_scratch``: the kernel plays their networks, in the game and
+in the rollouts), ``self`` (a seat the learner holds too: parameter sharing, every learner seat's decisions
+are experience) and ``snapshot`` (frozen copies of the learner, :mod:`train.learn.snapshots`).
+
+A game's opponents are one member at every seat with probability ``--pure-tables`` (a table of one kind),
+else one drawn per seat. With ``--pfsp T`` (prioritised fictitious self-play, AlphaStar's league) a member
+is drawn in proportion to ``exp(-gain / T)``, ``gain`` being the learner's running gain per real lead over
+most_copies' lead, by the lead values, at the games that member sits in: the opponents the learner gains
+least against are met most. :class:`PoolUpkeep` keeps the pool current where each rollout starts: snapshots
+taken, the learner's latest network at the tables, the draw weights.
+"""
 
 from __future__ import annotations
+
+import numpy as np
 
 import agents
 
@@ -37,3 +47,93 @@ def training_pool(env) -> list:
 def evaluation_opponents(args: Args) -> list[str]:
     """The agents of the training pool (the learner's copies and snapshots aside); random lead choice if none."""
     return [name for name in args.opponents if name in agents.names()] or ["random"]
+
+
+def tables_of(env) -> list:
+    """The SnipSnapVecEnvs inside the training env (VecNormalize(VecMonitor(...)), one per table size)."""
+    from snipsnap_env.vec_env import TablesVecEnv
+
+    inner = env.unwrapped
+    return list(inner.tables) if isinstance(inner, TablesVecEnv) else [inner] if hasattr(inner, "weights") else []
+
+
+def seat_the_learner(env, model) -> None:
+    """Give every table the learner's current network (for ``self`` seats and ``--rollout-policy self``) and
+    the pool's current networks (snapshots taken since)."""
+    from agents.numpy_actor import NumpyActor
+
+    tables = tables_of(env)
+    if not tables:
+        return
+    networks = NumpyActor(model.policy).networks()
+    for table in tables:
+        table.set_learner(networks)
+
+
+class Priorities:
+    """Prioritised fictitious self-play weights from the tables' running gains (see the module docstring)."""
+
+    def __init__(self, temperature: float, floor: float = 0.1, memory: float = 0.8):
+        self.temperature, self.floor, self.memory = temperature, floor, memory
+        self.gain: np.ndarray | None = None
+
+    def update(self, tables) -> np.ndarray | None:
+        """Fold the gains the tables booked since the last update into the running gains; set and return the
+        new weights (None while no gain is known yet)."""
+        sums = sum(table.gains for table in tables)
+        counts = sum(table.gain_counts for table in tables)
+        for table in tables:
+            table.gains[:] = 0.0
+            table.gain_counts[:] = 0.0
+        seen = counts > 0
+        if not seen.any():
+            return None
+        latest = np.where(seen, sums / np.maximum(counts, 1), np.nan)
+        if self.gain is None:
+            self.gain = latest
+        else:
+            self.gain = np.where(seen, np.where(np.isnan(self.gain), latest, self.memory * self.gain
+                                                + (1 - self.memory) * latest), self.gain)  # fmt: skip
+        known = np.nan_to_num(self.gain, nan=np.nanmin(self.gain))
+        scores = np.exp(-(known - known.min()) / self.temperature)
+        weights = (1 - self.floor) * scores / scores.sum() + self.floor / len(scores)
+        for table in tables:
+            table.weights = weights.copy()
+        return weights
+
+
+def pool_upkeep(snapshots: list, every: int, pfsp: float):
+    """An SB3 callback that keeps the pool current where each rollout starts: a snapshot of the learner every
+    ``every`` timesteps (:mod:`train.learn.snapshots`), the learner's latest network at the tables, and with
+    ``pfsp`` > 0 the draw weights of :class:`Priorities` (logged as ``pool/weight_<member>``)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class PoolUpkeep(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.next_snapshot = 0
+            self.priorities = Priorities(pfsp) if pfsp > 0 else None
+
+        def _on_training_start(self) -> None:
+            self.next_snapshot = self.num_timesteps + every
+
+        def _on_rollout_start(self) -> None:
+            if snapshots and self.num_timesteps >= self.next_snapshot:
+                self.next_snapshot = self.num_timesteps + every
+                for pool in snapshots:
+                    pool.add(self.model)
+            env = self.model.get_env()
+            seat_the_learner(env, self.model)
+            tables = tables_of(env)
+            if self.priorities is not None and tables:
+                weights = self.priorities.update(tables)
+                names = [getattr(m, "name", str(m)) for m in tables[0].opponents or ()]
+                for name, weight, gain in zip(names, weights if weights is not None else (), self.priorities.gain
+                                              if weights is not None else ()):  # fmt: skip
+                    self.logger.record(f"pool/weight_{name}", float(weight))
+                    self.logger.record(f"pool/gain_{name}", float(gain))
+
+        def _on_step(self) -> bool:
+            return True
+
+    return PoolUpkeep()

@@ -72,28 +72,3 @@ def first_snapshots(pool: list, model) -> list[Snapshots]:
     for member in snapshots:
         member.add(model)
     return snapshots
-
-
-def snapshot_callback(snapshots: list[Snapshots], every: int):
-    """An SB3 callback that adds the current policy to every pool in ``snapshots`` where a rollout starts,
-    every ``every`` timesteps (counted from where training starts, where :func:`first_snapshots` took one)."""
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    class TakeSnapshots(BaseCallback):
-        def __init__(self):
-            super().__init__()
-            self.next_snapshot = 0
-
-        def _on_training_start(self) -> None:
-            self.next_snapshot = self.num_timesteps + every
-
-        def _on_rollout_start(self) -> None:
-            if self.num_timesteps >= self.next_snapshot:
-                self.next_snapshot = self.num_timesteps + every
-                for pool in snapshots:
-                    pool.add(self.model)
-
-        def _on_step(self) -> bool:
-            return True
-
-    return TakeSnapshots()
