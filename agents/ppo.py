@@ -29,10 +29,13 @@ LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older version
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
 
 
-def save_model(model, path: str | Path, trained_on: dict | None = None) -> Path:
+def save_model(model, path: str | Path, trained_on: dict | None = None, training: dict | None = None) -> Path:
     """The policy network of MaskablePPO ``model`` in the project's model format (agents.model_file: tensors
-    and JSON, nothing pickled), with ``trained_on`` (the table sizes and rules it learned)."""
+    and JSON, nothing pickled), with ``trained_on`` (the table sizes and rules it learned) and ``training``
+    (how: the algorithm, its settings and the command that trains it again)."""
     extra = {"trained_on": trained_on or {}, "num_timesteps": int(model.num_timesteps)}
+    if training:
+        extra["training"] = training
     return save_policy(model.policy, path, extra)
 
 

@@ -24,8 +24,8 @@ import numba
 import numpy as np
 
 from .cards import CARDS_PER_RANK, NUM_RANKS
-from .jit_cache import drop_if_sources_changed
 from .engine import NUM_ACTIONS
+from .jit_cache import drop_if_sources_changed
 from .kernel import may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
 from .kernel_network import NETWORK, play_out_observed
 from .observation import OBS_DIM

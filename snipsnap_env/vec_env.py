@@ -269,7 +269,9 @@ class SnipSnapVecEnv(InProcessVecEnv):
         count may have grown: frozen copies of the learner)."""
         if self._learner is None and self._needs_learner():
             raise RuntimeError("this table seats the learner's network: set_learner() first")
-        members = [m.networks() if is_network else None for m, is_network in zip(self.opponents or [None], self._is_network)]
+        members = [
+            m.networks() if is_network else None for m, is_network in zip(self.opponents or [None], self._is_network)
+        ]
         if any(nets is not None and len(nets.ctx_b) == 0 for nets in members):
             raise RuntimeError("a network member of the pool holds no network yet")
         self._counts = np.array([0 if nets is None else len(nets.ctx_b) for nets in members], np.int64)
@@ -359,7 +361,6 @@ class SnipSnapVecEnv(InProcessVecEnv):
                 self._seat_copy[games] = (self.rng.random((len(games), n)) * count).astype(np.int64)
         self._learns[games] = self._pool_is_self[self._seat_policy[games]]
         self._learns[games, self.learner_seat[games]] = True
-
 
     def _draw_seats(self, games: int, n: int) -> np.ndarray:
         """Pool members for ``games`` × ``n`` seats by ``weights``: one for a whole table with probability

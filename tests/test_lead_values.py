@@ -108,9 +108,8 @@ def test_the_vec_env_appends_each_legal_leads_value_and_the_true_hands_decide_it
 
 def test_self_play_the_learner_holds_every_seat_and_every_choice_is_a_step():
     pytest.importorskip("stable_baselines3")
-    from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
-
     import agents
+    from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
 
     env = SnipSnapVecEnv(32, 4, opponents=[SELF], seed=2, lead_values=2)
     env.set_learner(agents.make("ppo_scratch").networks())  # its other seats play its network in the rollouts

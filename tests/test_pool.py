@@ -88,4 +88,13 @@ def test_a_run_seats_a_model_snapshots_and_itself_and_rolls_its_own_play_out(tmp
     rows = list(csv.DictReader(open(tmp_path / "pool" / "progress.csv")))
     weights = [float(rows[-1][f"pool/weight_{name}"]) for name in ("most_copies", "ppo", "self", "snapshot")]
     assert sum(weights) == pytest.approx(1.0) and min(weights) > 0
-    assert (tmp_path / "pool" / "final_model.zip").exists()
+    from agents.model_file import load_policy
+
+    _, meta = load_policy(tmp_path / "pool" / "final_model.zip")
+    training = meta["training"]  # how it was trained, with the command that trains it again
+    assert training["algorithm"] == "ppo" and training["settings"]["rollout_policy"] == "self"
+    command = training["command"]
+    assert command.startswith("python -m train.train_ppo ") and "--rollout-policy self" in command
+    assert "--opponents most_copies ppo self snapshot" in command and "--runs" not in command
+    again = train_ppo.parser().parse_args(command.split()[3:])  # the command parses back to the same settings
+    assert again.pfsp == 1.0 and again.ppo_players == [3, 4] and again.total_timesteps == 6000

@@ -222,6 +222,24 @@ def add_dataclass_flags(cls, parser: argparse.ArgumentParser) -> argparse.Argume
     return parser
 
 
+def settings_command(module: str, settings, skip: tuple[str, ...] = ()) -> str:
+    """The ``python -m module`` command that makes dataclass ``settings`` (its fields that differ from their
+    defaults, as :func:`add_dataclass_flags` names their flags; ``skip`` left out)."""
+    words = ["python", "-m", module]
+    for field in dataclasses.fields(settings):
+        value = getattr(settings, field.name)
+        if field.name in skip or value == field.default:
+            continue
+        flag = "--" + field.metadata.get("flag", field.name.replace("_", "-"))
+        if isinstance(value, bool):
+            words.append(flag if value else "--no-" + flag[2:])
+        elif isinstance(value, tuple):
+            words += [flag, *map(str, value)]
+        else:
+            words += [flag, str(value)]
+    return " ".join(words)
+
+
 def from_namespace(cls, namespace: argparse.Namespace, parser: argparse.ArgumentParser):
     """The dataclass ``cls`` from parsed flags (its fields only); its own checks fail as usage errors."""
     values = {field.name: getattr(namespace, field.name) for field in dataclasses.fields(cls)}

@@ -28,12 +28,11 @@ import time
 from pathlib import Path
 
 import agents
-from agents.ppo import save_model
 from agents.threads import set_torch_threads
 
 from .cli import add_dataclass_flags, from_namespace, new_parser, on_sigterm, require, stops_cleanly
 from .learn import resume_point
-from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, stream_seed
+from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, save_run_model, stream_seed
 from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
 from .learn.critics import CRITICS, critic_named
 from .learn.pool import evaluation_opponents, opponent_pool, pool_upkeep, seat_the_learner, training_pool
@@ -100,7 +99,7 @@ def make_callbacks(args: Args, folder: RunFolder, state: RunState, snapshots: li
     from .learn.callbacks import AtomicCheckpoints, PairedEvaluation
 
     upkeep = pool_upkeep(snapshots, args.snapshot_every, args.pfsp)
-    return [upkeep, AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder, trained_on(args))]
+    return [upkeep, AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder)]
 
 
 def plot_learning_curve(folder: RunFolder) -> Path | None:
@@ -192,7 +191,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
             torch.manual_seed(stream_seed(args.seed, "network"))
             report = distill(model, args)
             folder.write(run_dir / "distill.json", lambda p: p.write_text(json.dumps(report, indent=2)))
-            folder.write(run_dir / "distilled_model.zip", lambda p: save_model(model, p, trained_on(args)))
+            folder.write(run_dir / "distilled_model.zip", lambda p: save_run_model(model, p, args))
             state.point = resume_point.capture(model)
             save_checkpoint(model, folder, state.point)  # step 0: a resume keeps the distillation
             distilling = False
@@ -219,9 +218,9 @@ def _train(args: Args, folder: RunFolder) -> Path:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
-    final = folder.write(run_dir / "final_model.zip", lambda p: save_model(model, p, trained_on(args)))
+    final = folder.write(run_dir / "final_model.zip", lambda p: save_run_model(model, p, args))
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
-        folder.write(run_dir / "best_model.zip", lambda p: save_model(model, p, trained_on(args)))
+        folder.write(run_dir / "best_model.zip", lambda p: save_run_model(model, p, args))
     curve = plot_learning_curve(folder)
     minutes = (time.perf_counter() - started) / 60
     if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
@@ -229,17 +228,6 @@ def _train(args: Args, folder: RunFolder) -> Path:
     else:
         print(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min; model: {final}; curve: {curve}")
     return final
-
-
-def trained_on(args: Args) -> dict:
-    """The tables a run's model learned: the teacher's table sizes and, with PPO steps, the training table."""
-    players = set(args.teacher_players) if args.teacher else set()
-    if args.total_timesteps > 0:
-        players.update(ppo_tables(args))
-    opponents = set(args.teacher_opponents if args.teacher else ()) | set(
-        args.opponents if args.total_timesteps else ()
-    )
-    return {"players": sorted(players), "rules": args.rules, "opponents": sorted(opponents)}
 
 
 def new_model(args: Args, env):

@@ -3,6 +3,7 @@ before any work, and the named random streams every part of a run draws from."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 import agents
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players
 
-from ..cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float
+from ..cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
 from ..run_folder import check_folder_name
 from .critics import CRITICS, critic_named
 
@@ -214,3 +215,35 @@ def stream_seed(seed: int, name: str, *index: int) -> int:
 def ppo_tables(args: Args) -> list[int]:
     """The table sizes PPO trains at (--players when --ppo-players is given empty)."""
     return list(args.ppo_players or (args.num_players,))
+
+
+def trained_on(args: Args) -> dict:
+    """The tables a run's model learned: the teacher's table sizes and, with PPO steps, the training table."""
+    players = set(args.teacher_players) if args.teacher else set()
+    if args.total_timesteps > 0:
+        players.update(ppo_tables(args))
+    opponents = set(args.teacher_opponents if args.teacher else ()) | set(
+        args.opponents if args.total_timesteps else ()
+    )
+    return {"players": sorted(players), "rules": args.rules, "opponents": sorted(opponents)}
+
+
+def save_run_model(model, path, args: Args):
+    """The run's model in the project's format, with what it learned and how (:func:`training_record`)."""
+    from agents.ppo import save_model
+
+    return save_model(model, path, trained_on(args), training_record(args, model))
+
+
+def training_record(args: Args, model) -> dict:
+    """How a run's model was trained, saved with it: the algorithm (``ppo``; ``distillation`` or
+    ``distillation+ppo`` with a teacher), the settings that shape the model, and the command."""
+    algorithm = "+".join(["distillation"] * bool(args.teacher) + ["ppo"] * bool(args.total_timesteps))
+    local = ("out_dir", "run_name", "resume", "overwrite", "progress", "threads")  # where and how, not what
+    settings = {k: v for k, v in dataclasses.asdict(args).items() if k not in local}
+    return {
+        "algorithm": algorithm,
+        "ppo_timesteps": int(model.num_timesteps),
+        "settings": settings,
+        "command": settings_command("train.train_ppo", args, skip=local),
+    }

@@ -11,12 +11,11 @@ import time
 import numpy as np
 
 import agents
-from agents.ppo import save_model
 
 from ..paired import PairedDeals, mean_ci, play_paired
 from ..run_folder import RunFolder
 from . import resume_point
-from .args import Args, stream_seed
+from .args import Args, save_run_model, stream_seed
 from .checkpoints import RunState, read_rows, save_checkpoint
 from .live_policy import LivePolicy
 from .pool import evaluation_opponents
@@ -32,9 +31,9 @@ class PairedEvaluation(_callback_base()):
     """Every ``eval_every`` steps: the greedy policy on paired deals against random lead choice and most_copies
     in its seat (``EVAL_COLUMNS`` of eval.csv); keeps the best model."""
 
-    def __init__(self, args: Args, folder: RunFolder, trained_on: dict):
+    def __init__(self, args: Args, folder: RunFolder):
         super().__init__()
-        self.args, self.folder, self.trained_on = args, folder, trained_on
+        self.args, self.folder = args, folder
         self.deals = PairedDeals.draw(
             args.eval_deals,
             args.num_players,
@@ -83,7 +82,7 @@ class PairedEvaluation(_callback_base()):
         folder.record(folder.path / "eval.csv")
         if mean > self.best:
             self.best = mean
-            folder.write(folder.path / "best_model.zip", lambda p: save_model(self.model, p, self.trained_on))
+            folder.write(folder.path / "best_model.zip", lambda p: save_run_model(self.model, p, self.args))
 
     def _on_training_end(self) -> None:
         self.evaluate()

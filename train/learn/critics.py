@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.state import HANDS_DIM, LEAD_VALUES_DIM
 
-
 SELF = "self"  # as --rollout-policy: the learner's network (snipsnap_env.vec_env.SELF, which needs SB3 to import)
 
 
