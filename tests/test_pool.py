@@ -55,20 +55,23 @@ class FakeTable:
         self.weights = np.full(len(gains), 1 / len(gains))
 
 
-def test_prioritised_self_play_meets_most_the_members_the_learner_gains_least_against():
-    tables = [FakeTable([4.0, 0.0, 2.0], [10, 10, 0]), FakeTable([4.0, 0.0, 1.0], [10, 10, 1])]
+def test_prioritised_self_play_meets_most_the_members_the_learner_gains_least_against_at_each_table():
+    tables = [FakeTable([4.0, 0.0, 2.0], [10, 10, 1]), FakeTable([0.0, 4.0, 0.0], [10, 10, 0])]
     priorities = Priorities(temperature=1.0, floor=0.1)
-    weights = priorities.update(tables)
-    np.testing.assert_allclose(priorities.gain, [0.4, 0.0, 3.0])  # booked sums over booked counts
-    assert weights.sum() == pytest.approx(1.0) and weights.min() >= 0.1 / 3
-    assert weights[1] > weights[0] > weights[2]
-    assert all(np.array_equal(t.weights, weights) for t in tables)
+    small, big = priorities.update(tables)
+    np.testing.assert_allclose(priorities.gains[0], [0.4, 0.0, 2.0])  # booked sums over booked counts
+    np.testing.assert_allclose(priorities.gains[1], [0.0, 0.4, np.nan])
+    for weights in (small, big):
+        assert weights.sum() == pytest.approx(1.0) and weights.min() >= 0.1 / 3
+    assert small[1] > small[0] > small[2]  # each table by its own gains
+    assert big[2] == big.max() and big[0] > big[1]  # never met yet: counted as the hardest
+    assert all(np.array_equal(t.weights, w) for t, w in zip(tables, (small, big)))
     assert all((t.gains == 0).all() and (t.gain_counts == 0).all() for t in tables)  # booked once
-    assert priorities.update(tables) is None  # nothing new booked: the weights stay
+    assert all(np.array_equal(w, v) for w, v in zip(priorities.update(tables), (small, big)))  # nothing new
     tables[0].gains[:], tables[0].gain_counts[:] = [0.0, 10.0, 0.0], [1, 1, 0]
-    later = priorities.update(tables)
-    assert priorities.gain[1] == pytest.approx(0.8 * 0.0 + 0.2 * 10.0)  # running: the old gain remembered
-    assert later[1] < weights[1]
+    later = priorities.update(tables)[0]
+    assert priorities.gains[0][1] == pytest.approx(0.8 * 0.0 + 0.2 * 10.0)  # running: the old gain remembered
+    assert later[1] < small[1]
 
 
 @pytest.mark.training
@@ -86,7 +89,7 @@ def test_a_run_seats_a_model_snapshots_and_itself_and_rolls_its_own_play_out(tmp
          "--run-name", "pool", "--no-progress", "--threads", "1"]
     )  # fmt: skip
     rows = list(csv.DictReader(open(tmp_path / "pool" / "progress.csv")))
-    weights = [float(rows[-1][f"pool/weight_{name}"]) for name in ("most_copies", "ppo", "self", "snapshot")]
+    weights = [float(rows[-1][f"pool/3p_weight_{name}"]) for name in ("most_copies", "ppo", "self", "snapshot")]
     assert sum(weights) == pytest.approx(1.0) and min(weights) > 0
     from agents.model_file import load_policy
 

@@ -93,7 +93,9 @@ class Args:
         "it), or 'self', the learner's current network (approximate policy iteration)",
     )
     ppo_players: tuple[int, ...] = arg(
-        (3, 4, 5, 6, 7, 8), "table sizes PPO trains at, --num-envs games at each (the evaluation plays at --players)"
+        (3, 4, 5, 6, 7, 8),
+        "table sizes PPO trains at, --num-envs games at each (a size listed twice, twice as many; the evaluation "
+        "plays at --players)",
     )
     net_arch: tuple[int, ...] = arg(
         (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)

@@ -71,41 +71,38 @@ def seat_the_learner(env, model) -> None:
 
 
 class Priorities:
-    """Prioritised fictitious self-play weights from the tables' running gains (see the module docstring)."""
+    """Prioritised fictitious self-play weights, each table's from its own running gains (a member the learner
+    beats easily at 6 players may be the one it loses to at 3); see the module docstring."""
 
-    def __init__(self, temperature: float, floor: float = 0.1, memory: float = 0.8):
+    def __init__(self, temperature: float, floor: float = 0.25, memory: float = 0.8):
         self.temperature, self.floor, self.memory = temperature, floor, memory
-        self.gain: np.ndarray | None = None
+        self.gains: dict[int, np.ndarray] = {}  # table index -> running gain per member (NaN: none yet)
 
-    def update(self, tables) -> np.ndarray | None:
-        """Fold the gains the tables booked since the last update into the running gains; set and return the
-        new weights (None while no gain is known yet)."""
-        sums = sum(table.gains for table in tables)
-        counts = sum(table.gain_counts for table in tables)
-        for table in tables:
-            table.gains[:] = 0.0
-            table.gain_counts[:] = 0.0
-        seen = counts > 0
-        if not seen.any():
-            return None
-        latest = np.where(seen, sums / np.maximum(counts, 1), np.nan)
-        if self.gain is None:
-            self.gain = latest
-        else:
-            self.gain = np.where(seen, np.where(np.isnan(self.gain), latest, self.memory * self.gain
-                                                + (1 - self.memory) * latest), self.gain)  # fmt: skip
-        known = np.nan_to_num(self.gain, nan=np.nanmin(self.gain))
-        scores = np.exp(-(known - known.min()) / self.temperature)
-        weights = (1 - self.floor) * scores / scores.sum() + self.floor / len(scores)
-        for table in tables:
-            table.weights = weights.copy()
-        return weights
+    def update(self, tables) -> list[np.ndarray | None]:
+        """Fold the gains each table booked since the last update into its running gains, and set its weights
+        from them: one array per table (None for a table with no gain known yet, whose weights stay)."""
+        out = []
+        for index, table in enumerate(tables):
+            counts = table.gain_counts.copy()
+            latest = np.where(counts > 0, table.gains / np.maximum(counts, 1), np.nan)
+            table.gains[:], table.gain_counts[:] = 0.0, 0.0
+            old = self.gains.get(index, np.full(len(latest), np.nan))
+            mixed = np.where(np.isnan(old), latest, self.memory * old + (1 - self.memory) * latest)
+            gain = self.gains[index] = np.where(np.isnan(latest), old, mixed)
+            if np.isnan(gain).all():
+                out.append(None)
+                continue
+            known = np.nan_to_num(gain, nan=np.nanmin(gain))  # a member never seen yet counts as the hardest
+            scores = np.exp(-(known - known.min()) / self.temperature)
+            table.weights = (1 - self.floor) * scores / scores.sum() + self.floor / len(scores)
+            out.append(table.weights)
+        return out
 
 
 def pool_upkeep(snapshots: list, every: int, pfsp: float):
     """An SB3 callback that keeps the pool current where each rollout starts: a snapshot of the learner every
     ``every`` timesteps (:mod:`train.learn.snapshots`), the learner's latest network at the tables, and with
-    ``pfsp`` > 0 the draw weights of :class:`Priorities` (logged as ``pool/weight_<member>``)."""
+    ``pfsp`` > 0 the draw weights of :class:`Priorities` (logged as ``pool/<N>p_weight_<member>``)."""
     from stable_baselines3.common.callbacks import BaseCallback
 
     class PoolUpkeep(BaseCallback):
@@ -126,12 +123,13 @@ def pool_upkeep(snapshots: list, every: int, pfsp: float):
             seat_the_learner(env, self.model)
             tables = tables_of(env)
             if self.priorities is not None and tables:
-                weights = self.priorities.update(tables)
-                names = [getattr(m, "name", str(m)) for m in tables[0].opponents or ()]
-                for name, weight, gain in zip(names, weights if weights is not None else (), self.priorities.gain
-                                              if weights is not None else ()):  # fmt: skip
-                    self.logger.record(f"pool/weight_{name}", float(weight))
-                    self.logger.record(f"pool/gain_{name}", float(gain))
+                for table, weights in zip(tables, self.priorities.update(tables)):
+                    n = table.batch.num_players
+                    gains = self.priorities.gains[tables.index(table)]
+                    names = [getattr(m, "name", str(m)) for m in table.opponents or ()]
+                    for name, weight, gain in zip(names, table.weights, gains):
+                        self.logger.record(f"pool/{n}p_weight_{name}", float(weight))
+                        self.logger.record(f"pool/{n}p_gain_{name}", float(gain))
 
         def _on_step(self) -> bool:
             return True
