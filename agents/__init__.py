@@ -2,7 +2,7 @@
 
 >>> import agents
 >>> sorted(agents.names())
-['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'ppo_scratch', 'random', 'random_card']
+['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'ppo_distilled', 'ppo_scratch', 'random', 'random_card']
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ _REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, Few
 
 
 def _make_ppo(**kwargs) -> Policy:
-    """The shipped (distilled) model, or another model file with ``path=``."""
+    """The shipped model (``agents.ppo.SHIPPED_MODEL``), or another model file with ``path=``."""
     import importlib.util
 
     missing = [name for name in ("torch", "sb3_contrib", "safetensors") if importlib.util.find_spec(name) is None]
@@ -26,14 +26,23 @@ def _make_ppo(**kwargs) -> Policy:
     return PPOPolicy(**kwargs)
 
 
-def _make_ppo_scratch(**kwargs) -> Policy:
-    """The shipped model that PPO learned from scratch, with no teacher (``train_ppo --critic rollouts``)."""
+def _shipped(file: str, **kwargs) -> Policy:
     from pathlib import Path
 
-    return _make_ppo(path=Path(__file__).parent / "models" / "ppo_scratch_scarne.zip", **kwargs)
+    return _make_ppo(path=Path(__file__).parent / "models" / file, **kwargs)
 
 
-_LEARNED = {"ppo": _make_ppo, "ppo_scratch": _make_ppo_scratch}
+def _make_ppo_scratch(**kwargs) -> Policy:
+    """The shipped model that PPO learned from scratch, with no teacher (``train_ppo --critic rollouts``)."""
+    return _shipped("ppo_scratch_scarne.zip", **kwargs)
+
+
+def _make_ppo_distilled(**kwargs) -> Policy:
+    """The shipped model distilled from the search player (``train_ppo --teacher pimc:256``)."""
+    return _shipped("ppo_distilled_scarne.zip", **kwargs)
+
+
+_LEARNED = {"ppo": _make_ppo, "ppo_distilled": _make_ppo_distilled, "ppo_scratch": _make_ppo_scratch}
 
 
 def names() -> list[str]:

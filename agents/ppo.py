@@ -24,7 +24,7 @@ from .numpy_actor import NumpyActor, greedy_rows
 
 _EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 _ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
-SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
+SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_distilled_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
 

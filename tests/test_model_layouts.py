@@ -84,7 +84,7 @@ def test_columns_name_every_observation_column_once():
     assert column_map(LAYOUT) == (None, [])
 
 
-@pytest.mark.parametrize("model", ["ppo_scarne.zip", "ppo_scratch_scarne.zip"])
+@pytest.mark.parametrize("model", ["ppo_distilled_scarne.zip", "ppo_scratch_scarne.zip"])
 def test_a_model_saved_before_a_rule_option_plays_as_before_and_refuses_tables_that_use_it(model, tmp_path):
     older = PPOPolicy(as_saved_before(MODELS / model, NEW_COLUMN, tmp_path / model))
     current = PPOPolicy(MODELS / model)
@@ -100,7 +100,7 @@ def test_a_model_saved_before_a_rule_option_plays_as_before_and_refuses_tables_t
 
 
 def test_a_model_reading_a_column_this_version_no_longer_makes_is_refused(tmp_path):
-    path = as_saved_before(MODELS / "ppo_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
+    path = as_saved_before(MODELS / "ppo_distilled_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
     with zipfile.ZipFile(path) as archive:
         meta, weights = json.loads(archive.read(META_FILE)), archive.read(WEIGHTS_FILE)
     meta["layout"] = [
@@ -125,7 +125,7 @@ def test_the_env_id_names_one_observation_layout():
 def test_fine_tuning_refuses_a_model_of_an_earlier_layout_that_plays(tmp_path):
     from train.train_ppo import Args
 
-    older = as_saved_before(MODELS / "ppo_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
+    older = as_saved_before(MODELS / "ppo_distilled_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
     PPOPolicy(older)  # it plays
     with pytest.raises(ValueError, match=r"earlier observation \(135 columns, this version makes 136\)"):
         Args(init_from=str(older), run_name="x")

@@ -211,7 +211,7 @@ def test_ppo_model_errors_say_what_was_expected(tmp_path):
 
 def test_the_shipped_model_loads_and_plays_every_table_size():
     player = agents.make("ppo")
-    assert player.path.name == "ppo_scarne.zip"
+    assert player.path.name == "ppo_distilled_scarne.zip"
     assert player.trained_on["players"] == [3, 4, 5, 6, 7, 8]
     import warnings
 

@@ -76,7 +76,7 @@ class Args:
     )
     init_from: str = arg(
         "",
-        "start the actor from this model file (snipsnap's format, e.g. agents/models/ppo_scarne.zip) and "
+        "start the actor from this model file (snipsnap's format, e.g. agents/models/ppo_distilled_scarne.zip) and "
         "fine-tune it: its kind and sizes must match --policy and --rank-head; the critic starts fresh",
     )
     critic: str = arg(
