@@ -153,8 +153,6 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._actions = np.zeros(num_envs, np.int64)
         self._obs = self._mask = None
         self._seed(seed, opponents=seed is not None)  # unseeded: the opponents keep the streams they came with
-        if not self._needs_learner():
-            self.sync_networks()
 
     # ---- VecEnv ---------------------------------------------------------------------------------------
     def seed(self, seed: int | None = None):
@@ -174,6 +172,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
                     policy.reseed(int(stream.generate_state(1)[0]))
 
     def reset(self):
+        if self._counts is None:  # the pool's networks, as they are now (snapshots are taken after construction)
+            self.sync_networks()
         obs, mask = self.batch.reset()
         self._new_episodes(np.arange(self.num_envs))
         self._carry[:] = 0.0

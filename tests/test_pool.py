@@ -101,3 +101,30 @@ def test_a_run_seats_a_model_snapshots_and_itself_and_rolls_its_own_play_out(tmp
     assert "--opponents most_copies ppo self snapshot" in command and "--runs" not in command
     again = train_ppo.parser().parse_args(command.split()[3:])  # the command parses back to the same settings
     assert again.pfsp == 1.0 and again.ppo_players == [3, 4] and again.total_timesteps == 6000
+
+
+def test_a_member_whose_networks_come_later_is_seated_once_it_has_them():
+    """Snapshots are taken after the env is built: the table reads a member's networks at its first reset."""
+    from snipsnap_env.kernel_network import NETWORK, stack
+
+    class Growing(agents.Policy):  # like train.learn.snapshots.Snapshots
+        name = "growing"
+
+        def __init__(self):
+            super().__init__(None)
+            self.kept = []
+
+        def kernel_playable(self):
+            return True
+
+        def networks(self):
+            return stack(self.kept)
+
+    member = Growing()
+    env = SnipSnapVecEnv(64, 3, opponents=[member], seed=2, lead_values=2)  # most_copies continues the learner
+    member.kept += [agents.make("ppo").networks(), agents.make("ppo_scratch").networks()]
+    env.reset()
+    codes = env.seat_codes()[~env._learns]
+    assert set(codes.tolist()) == {NETWORK + 1, NETWORK + 2}  # one of its two networks per seat
+    for _ in range(5):
+        env.step(env.action_masks()[:, :13].argmax(axis=1))
