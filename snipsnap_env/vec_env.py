@@ -90,7 +90,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
     ``lead_values`` > 0 appends the value of each legal lead in the true deal (chips / CHIP_SCALE; 0 where
     not legal), from that many rollouts per candidate lead: the learner's seats continue with
     ``rollout_policy`` (a kernel policy, or :data:`SELF`: the learner's current network, greedy), each other
-    seat with its own policy in compiled code (``rollout_policy`` for one the kernel does not play: search).
+    seat with its own policy in compiled code (for one the kernel does not play, search: ``rollout_policy``, or
+    most_copies when that is :data:`SELF`).
 
     ``weights`` (settable) are each pool member's share of the seats; with probability ``pure`` a game's
     opponents are all one member (a table of one kind of player), else each seat draws its own.
@@ -292,7 +293,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         if opponents is None:
             return np.array([RANDOM], np.int64)
         names = [getattr(policy, "name", None) for policy in opponents]
-        fallback = RANDOM if rollout_code >= NETWORK else rollout_code  # network members are mapped apart
+        # one the kernel does not play (search) continues as the learner does, or as most_copies if that is a network
+        fallback = POLICIES.index("most_copies") if rollout_code >= NETWORK else rollout_code
         return np.array([POLICIES.index(n) if n in POLICIES else fallback for n in names], np.int64)
 
     def action_masks(self) -> np.ndarray:
