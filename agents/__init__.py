@@ -2,7 +2,7 @@
 
 >>> import agents
 >>> sorted(agents.names())
-['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'ppo_distilled', 'ppo_league', 'ppo_scratch', 'random', 'random_card']
+['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'ppo_distilled', 'ppo_scratch', 'random', 'random_card']
 """
 
 from __future__ import annotations
@@ -42,15 +42,9 @@ def _make_ppo_distilled(**kwargs) -> Policy:
     return _shipped("ppo_distilled_scarne.zip", **kwargs)
 
 
-def _make_ppo_league(**kwargs) -> Policy:
-    """The shipped model PPO trained in a league from ``ppo_scratch`` (its file records the command)."""
-    return _shipped("ppo_league_scarne.zip", **kwargs)
-
-
 _LEARNED = {
     "ppo": _make_ppo,
     "ppo_distilled": _make_ppo_distilled,
-    "ppo_league": _make_ppo_league,
     "ppo_scratch": _make_ppo_scratch,
 }
 

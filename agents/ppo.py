@@ -1,8 +1,8 @@
 """A trained policy network as a policy (needs the training extras: torch, sb3-contrib, safetensors).
 
 With no path, the model shipped in ``agents/models/`` is loaded: ``scarne`` rules, every table size 3..8,
-distilled from the search player (also ``ppo_distilled``; ``ppo_scratch`` and ``ppo_league`` are the models
-PPO trained); the README gives the command that produced it.
+the distilled model trained on by PPO in a league (its file records the command; ``ppo_distilled`` and
+``ppo_scratch`` are the other shipped models).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .numpy_actor import NumpyActor, greedy_rows
 
 _EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 _ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
-SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_distilled_scarne.zip"
+SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Remake every committed table that the tests replay, with the commands in their provenance.json, at this code.
 # Each job writes into results/remake/<name> (started over: --overwrite), then the table is copied over
-# docs/results/<name>. About 50 minutes on 2 cores (exploitability alone about 20). Run from the repository root:
+# docs/results/<name>. About 70 minutes on 2 cores (exploitability alone about 25). Run from the repository root:
 #     bash docs/results/remake.sh            # every table
-#     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo_league
+#     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-.venv/bin/python}
 out=results/remake
 tables=("$@")
-[ ${#tables[@]} -gt 0 ] || tables=(headline strength_ladder strength_matrix league exploit ppo_scratch ppo_league)
+[ ${#tables[@]} -gt 0 ] || tables=(headline strength_ladder strength_matrix league exploit ppo_scratch ppo)
 
 copy() {  # the job's folder over the committed one; the league's 6 MB of per-deal tables stay out (league.json hashes them)
     rm -rf "docs/results/$1"
@@ -22,21 +22,21 @@ for table in "${tables[@]}"; do
     case $table in
     headline)
         $python -m train.evaluate --candidates random random_card most_copies fewest_copies control pimc:128 ppo \
-            --compare-to most_copies --out $out/headline --overwrite
+            ppo_distilled --compare-to most_copies --out $out/headline --overwrite
         copy headline ;;
     strength_ladder)
         $python -m train.ladder --out $out/strength_ladder --overwrite
         copy strength_ladder ;;
     strength_matrix)
-        $python -m train.matrix --rules scarne parlett bicycle wiswell --agents random most_copies pimc:128 ppo \
+        $python -m train.matrix --rules scarne parlett bicycle wiswell --agents random most_copies pimc:128 ppo ppo_distilled \
             --deals 20000 --ray --workers 2 --no-progress --out $out/strength_matrix --overwrite
         copy strength_matrix ;;
     league)
-        $python -m train.league --agents random most_copies fewest_copies control pimc:32 pimc:128 ppo ppo_scratch \
-            --players 4 6 --tables 140 --deals 500 --no-progress --out $out/league --overwrite
+        $python -m train.league --agents random most_copies fewest_copies control pimc:128 ppo ppo_distilled \
+            ppo_scratch --players 3 4 5 6 --tables 140 --deals 500 --no-progress --out $out/league --overwrite
         copy league ;;
     exploit)
-        $python -m train.exploit --target ppo ppo_scratch pimc:128 most_copies --players 3 4 6 --deals 4000 \
+        $python -m train.exploit --target ppo ppo_distilled ppo_scratch pimc:128 most_copies --players 3 4 6 --deals 4000 \
             --samples 128 --out $out/exploit --overwrite
         copy exploit ;;
     ppo_scratch)  # the evaluations of the shipped ppo_scratch (its training run is not remade here)
@@ -48,16 +48,16 @@ for table in "${tables[@]}"; do
                 cp $out/ppo_scratch/${opponents}_${players}p/results.json docs/results/ppo_scratch/${opponents}_${players}p.json
             done
         done ;;
-    ppo_league)  # the league-trained model on held-out deals (its training run is not remade here)
-        for opponents in random most_copies ppo_league; do  # random-lead tables, most_copies tables, its own copies
+    ppo)  # the shipped ppo on held-out deals (its training run is not remade here)
+        for opponents in random most_copies ppo; do  # random-lead tables, most_copies tables, its own copies
             for players in 3 4 6 8; do
                 $python -m train.evaluate --players $players --opponents $opponents --deals 100000 --seed 41 \
-                    --candidates most_copies ppo_league ppo ppo_scratch --reference most_copies \
-                    --out $out/ppo_league/${opponents}_${players}p --overwrite
-                cp $out/ppo_league/${opponents}_${players}p/results.json docs/results/ppo_league/${opponents}_${players}p.json
+                    --candidates most_copies ppo ppo_distilled ppo_scratch --reference most_copies \
+                    --out $out/ppo/${opponents}_${players}p --overwrite
+                cp $out/ppo/${opponents}_${players}p/results.json docs/results/ppo/${opponents}_${players}p.json
             done
         done ;;
-    *) echo "remake.sh: no table named $table; tables: headline strength_ladder strength_matrix league exploit ppo_scratch ppo_league" >&2
+    *) echo "remake.sh: no table named $table; tables: headline strength_ladder strength_matrix league exploit ppo_scratch ppo" >&2
        exit 2 ;;
     esac
 done
