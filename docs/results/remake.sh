@@ -36,7 +36,7 @@ for table in "${tables[@]}"; do
             ppo_scratch --players 3 4 5 6 --tables 140 --deals 500 --no-progress --out $out/league --overwrite
         copy league ;;
     exploit)
-        $python -m train.exploit --target ppo ppo_distilled ppo_scratch pimc:128 most_copies --players 3 4 6 --deals 4000 \
+        $python -m train.exploit --target ppo ppo_distilled ppo_scratch most_copies --players 3 4 6 --deals 4000 \
             --samples 128 --out $out/exploit --overwrite
         copy exploit ;;
     ppo_scratch)  # the evaluations of the shipped ppo_scratch (its training run is not remade here)
