@@ -130,6 +130,8 @@ def test_an_evaluation_of_ppo_scratch_replays_exactly():
 
 def test_an_evaluation_of_the_shipped_ppo_replays_exactly():
     """A cell of the shipped model's held-out grid: 4 players against most_copies tables."""
-    rows = evaluate(["most_copies", "ppo"], ["most_copies"], 4, "scarne", 100_000, 41, reference="most_copies", quiet=True)
+    rows = evaluate(
+        ["most_copies", "ppo"], ["most_copies"], 4, "scarne", 100_000, 41, reference="most_copies", quiet=True
+    )
     old = committed("ppo", "most_copies_4p.json")
     same_rows([vars(row) for row in rows], old, ("name",), "ppo")

@@ -30,7 +30,9 @@ def opponent_pool(args: Args, seed: int) -> list:
         seed_i = stream_seed(seed, "opponents", i)
         if name == SELF:
             return vec_env.SELF
-        return Snapshots(seed_i) if name == SNAPSHOT else agents.make(name, seed=seed_i)
+        if name == SNAPSHOT:
+            return Snapshots(seed_i, in_kernel=args.policy == "rank_shared")
+        return agents.make(name, seed=seed_i)
 
     return [member(i, name) for i, name in enumerate(args.opponents)]
 
@@ -65,9 +67,12 @@ def seat_the_learner(env, model) -> None:
     tables = tables_of(env)
     if not tables:
         return
-    networks = NumpyActor(model.policy).networks()
+    networks = NumpyActor(model.policy).kernel_networks  # None for an MLP policy (no critic that rolls out)
     for table in tables:
-        table.set_learner(networks)
+        if networks is not None:
+            table.set_learner(networks)
+        else:
+            table.sync_networks()
 
 
 class Priorities:

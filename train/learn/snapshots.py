@@ -25,8 +25,9 @@ class Snapshots(agents.Policy):
 
     name = NAME
 
-    def __init__(self, seed: int | None = None):
+    def __init__(self, seed: int | None = None, in_kernel: bool = True):
         super().__init__(seed)
+        self.in_kernel = in_kernel  # rank-shared copies, which the kernel plays (an MLP's play through torch)
         self.kept: list[LivePolicy] = []
         self._networks: list = []
 
@@ -37,10 +38,12 @@ class Snapshots(agents.Policy):
         frozen.load_state_dict(policy.state_dict())
         frozen.set_training_mode(False)
         self.kept.append(LivePolicy(_Holder(frozen, model.device)))
-        self._networks.append(NumpyActor(frozen).networks())
+        if self.in_kernel:
+            self._networks.append(NumpyActor(frozen).networks())
 
     def kernel_playable(self) -> bool:
-        return True
+        """Whether the kernel plays these copies (rank-shared networks); else they play through torch."""
+        return self.in_kernel
 
     def networks(self):
         """Every kept copy as the kernel plays it (a VecEnv seat draws one per episode and plays it greedily)."""
