@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Remake every committed table that the tests replay, with the commands in their provenance.json, at this code.
 # Each job writes into results/remake/<name> (started over: --overwrite), then the table is copied over
-# docs/results/<name>. About 70 minutes on 2 cores (exploitability alone about 25). Run from the repository root:
+# docs/results/<name>. About 75 minutes on 2 cores (exploitability alone about 30). Run from the repository root:
 #     bash docs/results/remake.sh            # every table
-#     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo
+#     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-.venv/bin/python}
 out=results/remake
 tables=("$@")
-[ ${#tables[@]} -gt 0 ] || tables=(headline strength_ladder strength_matrix league exploit ppo_scratch ppo)
+[ ${#tables[@]} -gt 0 ] || tables=(headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo)
 
 copy() {  # the job's folder over the committed one; the league's 6 MB of per-deal tables stay out (league.json hashes them)
     rm -rf "docs/results/$1"
@@ -35,10 +35,13 @@ for table in "${tables[@]}"; do
         $python -m train.league --agents random most_copies fewest_copies control pimc:128 ppo ppo_distilled \
             ppo_scratch --players 3 4 5 6 --tables 140 --deals 500 --no-progress --out $out/league --overwrite
         copy league ;;
-    exploit)
-        $python -m train.exploit --target ppo ppo_distilled ppo_scratch most_copies --players 3 4 6 --deals 4000 \
+    exploit)  # the learned models before the league training (ppo_distilled was ppo then), search, most_copies
+        $python -m train.exploit --target ppo_distilled ppo_scratch pimc:128 most_copies --players 3 4 6 --deals 4000 \
             --samples 128 --out $out/exploit --overwrite
         copy exploit ;;
+    exploit_ppo)  # the shipped ppo
+        $python -m train.exploit --target ppo --players 3 4 6 --deals 4000 --samples 128 --out $out/exploit_ppo --overwrite
+        copy exploit_ppo ;;
     ppo_scratch)  # the evaluations of the shipped ppo_scratch (its training run is not remade here)
         for opponents in random most_copies; do
             for players in 3 4 6 8; do
@@ -57,7 +60,7 @@ for table in "${tables[@]}"; do
                 cp $out/ppo/${opponents}_${players}p/results.json docs/results/ppo/${opponents}_${players}p.json
             done
         done ;;
-    *) echo "remake.sh: no table named $table; tables: headline strength_ladder strength_matrix league exploit ppo_scratch ppo" >&2
+    *) echo "remake.sh: no table named $table; tables: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo" >&2
        exit 2 ;;
     esac
 done
