@@ -18,7 +18,7 @@ from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import PER_RANK as _PER_RANK
 from snipsnap_env.observation import SLICES
 
-_CONTEXT_START = SLICES["open_rank"].stop  # as RankSharedHead reads them: the per-rank fields, then the table
+_CONTEXT_START = kernel_network.CONTEXT_START  # as RankSharedHead reads them: the per-rank fields, then the table
 _COMPILED_ROWS = 8  # up to this many rows the compiled loops beat numpy's per-call overheads
 
 
@@ -59,7 +59,7 @@ class NumpyActor:
             )
             (self.pass_logit,) = _layers([head.pass_logit])
             self.obs_dim = head.obs_dim
-            self.rank_columns = np.stack([np.arange(NUM_RANKS) + SLICES[name].start for name in _PER_RANK], axis=-1)
+            self.rank_columns = kernel_network.RANK_COLUMNS
             if len(self.hidden) == 1 and len(self.context) == 1:
                 self.kernel_networks = kernel_network.embed(self._kernel_layers(), own_columns)
         else:  # SB3's MLP actor: policy_net (Linear, Tanh)*, then action_net

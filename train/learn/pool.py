@@ -39,11 +39,8 @@ def opponent_pool(args: Args, seed: int) -> list:
 
 def training_pool(env) -> list:
     """The opponents' pool of the training env (after a resume, the restored env's own); [] for --vec single."""
-    from snipsnap_env.vec_env import TablesVecEnv
-
-    inner = env.unwrapped  # inside VecNormalize(VecMonitor(...))
-    table = inner.tables[0] if isinstance(inner, TablesVecEnv) else inner  # the tables share one pool
-    return list(getattr(table, "opponents", None) or ())
+    tables = tables_of(env)  # they share one pool
+    return list(tables[0].opponents or ()) if tables else []
 
 
 def evaluation_opponents(args: Args) -> list[str]:
@@ -128,9 +125,9 @@ def pool_upkeep(snapshots: list, every: int, pfsp: float):
             seat_the_learner(env, self.model)
             tables = tables_of(env)
             if self.priorities is not None and tables:
-                for table, weights in zip(tables, self.priorities.update(tables)):
-                    n = table.batch.num_players
-                    gains = self.priorities.gains[tables.index(table)]
+                self.priorities.update(tables)
+                for index, table in enumerate(tables):
+                    n, gains = table.batch.num_players, self.priorities.gains[index]
                     names = [getattr(m, "name", str(m)) for m in table.opponents or ()]
                     for name, weight, gain in zip(names, table.weights, gains):
                         self.logger.record(f"pool/{n}p_weight_{name}", float(weight))
