@@ -29,6 +29,12 @@ class Policy:
         """One legal action per row of ``obs`` (B, OBS_DIM) given ``mask`` (B, 14)."""
         raise NotImplementedError
 
+    def lead_probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+        """(B, 14): the distribution :meth:`act_batch` draws each row's action from, where it is known exactly
+        (the evaluation's control variates use it, :mod:`train.variance`); None where it is not (a search, whose
+        draws are its own). A deterministic policy may answer None too: its choices need no correction."""
+        return None
+
     def __call__(self, observation: dict) -> int:
         """The action for one AEC observation dict ``{"observation": ..., "action_mask": ...}``."""
         obs = np.asarray(observation["observation"], dtype=np.float32)[None, :]
@@ -56,3 +62,12 @@ def argmax_legal(scores: np.ndarray, mask: np.ndarray, rng: np.random.Generator)
     mask = check_masks(mask)
     noisy = scores + rng.random(scores.shape) * 1e-3  # scores differ by far more than the noise where they differ
     return np.where(mask, noisy, -np.inf).argmax(axis=1)
+
+
+def uniform_over_best(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(B, 14): what :func:`argmax_legal` draws from when equal scores are exactly equal (whole numbers): each
+    legal action of the row's highest score equally likely."""
+    mask = check_masks(mask)
+    masked = np.where(mask, scores, -np.inf)
+    best = masked == masked.max(axis=1, keepdims=True)
+    return best / best.sum(axis=1, keepdims=True)

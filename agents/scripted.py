@@ -10,7 +10,7 @@ from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.observation import MAX_HAND, SLICES, rule_feature
 
-from .base import Policy, argmax_legal, check_masks
+from .base import Policy, argmax_legal, check_masks, uniform_over_best
 
 
 def hand_counts(obs: np.ndarray) -> np.ndarray:
@@ -34,6 +34,10 @@ class RandomPolicy(Policy):
         k = (self.rng.random(len(mask)) * mask.sum(axis=1)).astype(np.int64)
         return (mask.cumsum(axis=1) > k[:, None]).argmax(axis=1)
 
+    def lead_probabilities(self, obs, mask):
+        mask = check_masks(mask)
+        return mask / mask.sum(axis=1, keepdims=True)
+
 
 class RandomCard(Policy):
     """Lead a card drawn uniformly from the hand: a rank with probability proportional to its copies.
@@ -44,11 +48,18 @@ class RandomCard(Policy):
     name = "random_card"
 
     def act_batch(self, obs, mask):
-        mask = check_masks(mask)
-        weights = np.where(mask, np.maximum(_pad_pass(hand_counts(obs)), 1.0), 0.0)  # a pass or follow: weight 1
-        cumulative = weights.cumsum(axis=1)
-        draws = self.rng.random((len(weights), 1)) * cumulative[:, -1:]
+        cumulative = self._weights(obs, mask).cumsum(axis=1)
+        draws = self.rng.random((len(cumulative), 1)) * cumulative[:, -1:]
         return (cumulative <= draws).sum(axis=1)
+
+    def lead_probabilities(self, obs, mask):
+        weights = self._weights(obs, mask)
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def _weights(obs, mask):
+        mask = check_masks(mask)
+        return np.where(mask, np.maximum(_pad_pass(hand_counts(obs)), 1.0), 0.0)  # a pass or follow: weight 1
 
 
 class MostCopies(Policy):
@@ -59,6 +70,9 @@ class MostCopies(Policy):
     def act_batch(self, obs, mask):
         return argmax_legal(_pad_pass(hand_counts(obs)), mask, self.rng)
 
+    def lead_probabilities(self, obs, mask):
+        return uniform_over_best(_pad_pass(hand_counts(obs)), mask)
+
 
 class FewestCopies(Policy):
     """Lead the rank you hold fewest copies of: singletons first (ties at random)."""
@@ -67,6 +81,9 @@ class FewestCopies(Policy):
 
     def act_batch(self, obs, mask):
         return argmax_legal(_pad_pass(-hand_counts(obs)), mask, self.rng)
+
+    def lead_probabilities(self, obs, mask):
+        return uniform_over_best(_pad_pass(-hand_counts(obs)), mask)
 
 
 class Control(Policy):

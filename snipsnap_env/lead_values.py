@@ -26,13 +26,46 @@ import numpy as np
 from .cards import CARDS_PER_RANK, NUM_RANKS
 from .engine import NUM_ACTIONS
 from .jit_cache import drop_if_sources_changed
-from .kernel import may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
+from .kernel import TO_ACT, may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
 from .kernel_network import NETWORK, play_out_observed
 from .observation import OBS_DIM
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
 _MIX = np.uint64(0xD1B54A32D192ED03)
+
+
+@numba.njit(cache=True, nogil=True)
+def _lead_total(b, rank, k, viewer, holding, hand_size, played, public, deal_score, policies, seeds, rules, nets,
+                template, observed, game, work):  # fmt: skip
+    """The chips ``viewer`` makes from now in sample ``k`` of game ``b`` after its seat to act leads ``rank``:
+    the game copied into ``game`` (a :func:`new_game`), every seat's streams drawn from ``seeds[b]`` and ``k``
+    alone, so every lead of one sample meets the same draws (common random numbers)."""
+    h, size, done, pub, score, streams = game
+    obs, mask, logits = work
+    n = hand_size.shape[1]
+    h[:, :] = holding[b]
+    size[:] = hand_size[b]
+    done[:] = played[b]
+    pub[:] = public[b]
+    score[:] = deal_score[b]
+    for i in range(1 + n):
+        streams[i] = seeds[b] ^ (np.uint64(k * (1 + n) + i + 1) * _MIX)
+        uniform(streams[i : i + 1])
+    play_until_choice(h, size, done, pub, score, rank, rules)
+    if observed:  # a network seat: play out observing, keeping the lead record it reads
+        play_out_observed(h, size, done, pub, score, policies[b], streams, rules, nets, template, obs, mask, logits)
+    else:
+        play_out(h, size, done, pub, score, policies[b], streams, rules)
+    return score[viewer] - deal_score[b, viewer]
+
+
+@numba.njit(cache=True, nogil=True)
+def _plays_a_network(policies, b):
+    for code in policies[b]:
+        if code >= NETWORK:
+            return True
+    return False
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -62,34 +95,45 @@ def lead_values(holding, hand_size, played, public, deal_score, seats, policies,
                 if uniform(pick) * seen[copies] < 1.0:  # reservoir sampling: uniform among equal counts
                     standing_for[copies] = r
         totals = np.zeros(CARDS_PER_RANK + 1)
-        h, size, done, pub, score, streams = new_game(n)
-        observed = False  # a network seat: play out observing, keeping the lead record it reads
-        for i in range(n):
-            observed |= policies[b, i] >= NETWORK
-        obs, mask = np.empty(OBS_DIM, np.float32), np.empty(NUM_ACTIONS, np.int8)
-        logits = np.empty(NUM_ACTIONS, np.float32)
+        game = new_game(n)
+        work = np.empty(OBS_DIM, np.float32), np.empty(NUM_ACTIONS, np.int8), np.empty(NUM_ACTIONS, np.float32)
+        observed = _plays_a_network(policies, b)
         for k in range(samples):
             for copies in range(1, CARDS_PER_RANK + 1):
-                if standing_for[copies] < 0:
-                    continue
-                h[:, :] = holding[b]
-                size[:] = hand_size[b]
-                done[:] = played[b]
-                pub[:] = public[b]
-                score[:] = deal_score[b]
-                for i in range(1 + n):  # the same draws for every lead of this sample
-                    streams[i] = seeds[b] ^ (np.uint64(k * (1 + n) + i + 1) * _MIX)
-                    uniform(streams[i : i + 1])
-                play_until_choice(h, size, done, pub, score, standing_for[copies], rules)
-                if observed:
-                    play_out_observed(
-                        h, size, done, pub, score, policies[b], streams, rules, nets, template, obs, mask, logits
-                    )
-                else:
-                    play_out(h, size, done, pub, score, policies[b], streams, rules)
-                totals[copies] += score[seat] - deal_score[b, seat]
+                if standing_for[copies] >= 0:
+                    totals[copies] += _lead_total(
+                        b, standing_for[copies], k, seat, holding, hand_size, played, public, deal_score, policies,
+                        seeds, rules, nets, template, observed, game, work,
+                    )  # fmt: skip
         for r in range(NUM_RANKS):
             if may_lead(holding[b], seat, r, forced):
                 values[b, r] = totals[holding[b, seat, r]] / samples
             else:
                 values[b, r] = np.nan
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def values_for(holding, hand_size, played, public, deal_score, viewers, wanted, policies, samples, seeds, rules, values,
+               nets, template):  # fmt: skip
+    """``values[b, r]``: the mean chips seat ``viewers[b]`` makes from now in game ``b`` when the seat to act
+    there leads rank ``r`` (NaN where not legal or not ``wanted[b, r]``), over ``samples`` rollouts with common
+    random numbers — every rank its own, since the deal, not the leader's view, tells equally held ranks
+    apart. The values of a decision by someone else, for the control variates of an evaluation
+    (:mod:`train.variance`); the other arguments as :func:`lead_values`'s."""
+    games, n = hand_size.shape
+    for b in numba.prange(games):
+        seat = public[b, TO_ACT]
+        forced = opening_rank(played[b], rules)
+        game = new_game(n)
+        work = np.empty(OBS_DIM, np.float32), np.empty(NUM_ACTIONS, np.int8), np.empty(NUM_ACTIONS, np.float32)
+        observed = _plays_a_network(policies, b)
+        for r in range(NUM_RANKS):
+            values[b, r] = np.nan
+            if wanted[b, r] and may_lead(holding[b], seat, r, forced):
+                total = 0.0
+                for k in range(samples):
+                    total += _lead_total(
+                        b, r, k, viewers[b], holding, hand_size, played, public, deal_score, policies, seeds, rules,
+                        nets, template, observed, game, work,
+                    )  # fmt: skip
+                values[b, r] = total / samples

@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import asdict
 
 import agents
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
-from .cli import add_flag, add_table_flags, command_line, deal_count, new_parser, progress_bar
+from .cli import add_flag, add_table_flags, at_least, command_line, deal_count, new_parser, progress_bar
 from .paired import PairedDeals, Row, play_candidates, summarise
 from .results_folder import csv_of, pyplot, results_folder
 from .run_folder import Refused
@@ -27,14 +26,17 @@ from .run_folder import Refused
 
 def format_table(rows: list[Row]) -> str:
     """A markdown table of rows that share one reference."""
+    reduced = rows[0].diff_ci95_plain is not None
+    plain = " plain difference, as played (95% CI) |" if reduced else ""
     lines = [
-        f"| policy | chips per deal (95% CI) | paired difference vs {rows[0].reference} (95% CI) | deals |",
-        "|---|---|---|---|",
+        f"| policy | chips per deal (95% CI) | paired difference vs {rows[0].reference} (95% CI) |{plain} deals |",
+        "|---|---|---|---|" + "---|" * reduced,
     ]
     for row in rows:
+        as_played = f" {row.diff_vs_reference_plain:+.3f} ± {row.diff_ci95_plain:.3f} |" if reduced else ""
         lines.append(
             f"| {row.name} | {row.chips_per_deal:+.3f} ± {row.ci95:.3f} | "
-            f"{row.diff_vs_reference:+.3f} ± {row.diff_ci95:.3f} | {row.deals:,} |"
+            f"{row.diff_vs_reference:+.3f} ± {row.diff_ci95:.3f} |{as_played} {row.deals:,} |"
         )
     return "\n".join(lines)
 
@@ -46,8 +48,9 @@ def save_results(tables: list[list[Row]], folder, title: str) -> None:
     rows = [row for table in tables for row in table]
     markdown = title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n"
     folder.write(out_dir / "results.md", lambda p: p.write_text(markdown))
-    folder.write(out_dir / "results.csv", csv_of([asdict(row) for row in rows]))
-    folder.write(out_dir / "results.json", lambda p: p.write_text(json.dumps([asdict(row) for row in rows], indent=2)))
+    records = [row.record() for row in rows]
+    folder.write(out_dir / "results.csv", csv_of(records))
+    folder.write(out_dir / "results.json", lambda p: p.write_text(json.dumps(records, indent=2)))
     plt = pyplot()
     if plt is None:
         return
@@ -123,6 +126,7 @@ def evaluate(
     argv: list[str] | None = None,
     trust_model: bool = False,
     folder=None,
+    variance_reduction: int = 0,
 ) -> list[Row]:
     """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
 
@@ -130,7 +134,8 @@ def evaluate(
     those candidates too. ``out_dir=""`` writes to ``results/evaluate/<settings hash>``; an existing folder
     is rewritten only if it holds this job's results for the same settings, or with ``overwrite``
     (train.results_folder); ``argv`` is the command line recorded in its provenance. ``folder``: write into
-    this results folder, already open, instead.
+    this results folder, already open, instead. ``variance_reduction``: rollouts per lead for the control
+    variates of :mod:`train.variance` (0: none), the reduced figures in the rows and the plain beside them.
     """
     check_num_players(num_players)
     deal_count.check("deals", deals)  # at least 2 (a confidence interval needs two), at most what memory holds
@@ -141,16 +146,13 @@ def evaluate(
             candidates = [name, *candidates]
     # fail early on a bad name or file
     policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    measure = dict(chunk=chunk, quiet=quiet, variance_reduction=variance_reduction)
     if folder is not None:
-        tables, title = _measure(
-            policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet
-        )
+        tables, title = _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure)
         save_results(tables, folder, title)
         return tables[0]
     if out_dir is None:
-        return _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), chunk, quiet)[
-            0
-        ][0]
+        return _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure)[0][0]
     settings = {
         "candidates": list(candidates),
         "opponents": list(opponents),
@@ -161,27 +163,32 @@ def evaluate(
         "references": [reference, *compare_to],
         "models": model_files(policies),
     }
+    if variance_reduction:  # only then: the folders of plain evaluations keep their settings
+        settings["variance_reduction"] = variance_reduction
     with results_folder(out_dir, "evaluate", settings, overwrite, argv) as folder:
-        tables, title = _measure(
-            policies, opponents, num_players, rules, deals, seed, settings["references"], chunk, quiet
-        )
+        tables, title = _measure(policies, opponents, num_players, rules, deals, seed, settings["references"], **measure)
         save_results(tables, folder, title)
         if not quiet:
             print(f"results written to {folder.path}")
     return tables[0]
 
 
-def _measure(policies: dict, opponents, num_players, rules, deals, seed, references, chunk, quiet):
+def _measure(policies: dict, opponents, num_players, rules, deals, seed, references, chunk, quiet, variance_reduction):
     """The tables of differences to each of ``references``, and their title (printed unless ``quiet``)."""
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
     progress = progress_bar(total=deals * len(policies), unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
     started = time.perf_counter()
-    results = play_candidates(policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update)
+    results = play_candidates(
+        policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update,
+        variance_reduction=variance_reduction,
+    )  # fmt: skip
     progress.close()
     tables = [summarise(results, name) for name in references]
     title = (
         f"{num_players} players, rules {rules}, opponents {'+'.join(opponents)}, {deals:,} paired deals, seed {seed}"
     )
+    if variance_reduction:
+        title += f", variance reduction ({variance_reduction} rollouts per lead)"
     if not quiet:
         print(f"{title} ({time.perf_counter() - started:.0f} s)")
         print("\n\n".join(format_table(table) for table in tables))
@@ -202,10 +209,28 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "deals")
     job.add_argument("--reference", default="random", help="the candidate every difference is taken to")
     job.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
+    add_variance_flag(job)
     add_flag(job, "out", help="folder for results.md/.csv/.json/.png (default: results/evaluate/<settings hash>)")
     add_flag(job, "overwrite")
     add_flag(job, "trust-model")
     return job
+
+
+def add_variance_flag(job) -> None:
+    """``--variance-reduction [ROLLOUTS]``: control variates (train.variance), shared by every job that evaluates."""
+    from .variance import DEFAULT_SAMPLES
+
+    job.add_argument(
+        "--variance-reduction",
+        nargs="?",
+        type=at_least(1),
+        const=DEFAULT_SAMPLES,
+        default=0,
+        metavar="ROLLOUTS",
+        help=f"control variates from kernel rollouts of the true deal at every lead whose odds are known (AIVAT): "
+        f"an unbiased estimate with a narrower CI, ROLLOUTS per legal lead (default {DEFAULT_SAMPLES}); "
+        "the plain difference stays beside it",
+    )
 
 
 def main(argv=None) -> list[Row]:
@@ -225,6 +250,7 @@ def main(argv=None) -> list[Row]:
             overwrite=args.overwrite,
             argv=command_line(argv),
             trust_model=args.trust_model,
+            variance_reduction=args.variance_reduction,
         )
     except (ValueError, FileNotFoundError, ImportError, Refused) as error:  # names, sizes, files, folders
         job.error(str(error))

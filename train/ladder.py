@@ -11,27 +11,32 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
-
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .cli import add_flag, command_line, new_parser, progress_bar, refuse_repeats
-from .evaluate import evaluate, made, model_files
+from .evaluate import add_variance_flag, evaluate, made, model_files
 from .results_folder import csv_of, pyplot, results_folder
 from .run_folder import Refused
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
 
 
-def ladder(players, opponents, candidates, rules: str, deals: int, seed: int, folder=None) -> list[dict]:
+def ladder(
+    players, opponents, candidates, rules: str, deals: int, seed: int, folder=None, variance_reduction: int = 0
+) -> list[dict]:
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
-    ``folder`` (a train.results_folder), if given."""
+    ``folder`` (a train.results_folder), if given. ``variance_reduction``: as :func:`train.evaluate.evaluate`'s."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
     for n, pool in progress_bar(cells, desc="ladder", unit="cell"):
-        table = evaluate(candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True)
-        rows += [{"players": n, "opponents": pool, **asdict(row)} for row in table]
+        table = evaluate(
+            candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True,
+            variance_reduction=variance_reduction,
+        )  # fmt: skip
+        rows += [{"players": n, "opponents": pool, **row.record()} for row in table]
     title = f"rules {rules}, {deals:,} paired deals per cell, seed {seed}"
+    if variance_reduction:
+        title += f", variance reduction ({variance_reduction} rollouts per lead)"
     if folder is not None:
         save(rows, title, folder)
     return rows
@@ -99,6 +104,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "rules")
     add_flag(job, "deals", help="paired deals per cell")
     add_flag(job, "seed")
+    add_variance_flag(job)
     add_flag(job, "out")
     add_flag(job, "overwrite")
     return job
@@ -116,10 +122,15 @@ def main(argv=None) -> list[dict]:
         settings["models"] = model_files(made(args.candidates))
     except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
+    if args.variance_reduction:  # only then: plain ladders keep their settings
+        settings["variance_reduction"] = args.variance_reduction
     argv = command_line(argv)
     try:
         with results_folder(args.out, "ladder", settings, args.overwrite, argv) as folder:
-            rows = ladder(args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder)
+            rows = ladder(
+                args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder,
+                args.variance_reduction,
+            )  # fmt: skip
             print(f"results written to {folder.path}")
             return rows
     except (ValueError, FileNotFoundError, ImportError, Refused) as error:

@@ -6,7 +6,7 @@ candidate's chips with 95% CIs and its paired difference to a reference. Shared 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -78,15 +78,30 @@ def play_paired(
 
 
 def play_candidates(
-    policies: dict, opponents: list[str], deals: PairedDeals, rules: str, seed: int, chunk: int = 8192, progress=None
+    policies: dict,
+    opponents: list[str],
+    deals: PairedDeals,
+    rules: str,
+    seed: int,
+    chunk: int = 8192,
+    progress=None,
+    variance_reduction: int = 0,
 ) -> dict[str, np.ndarray]:
     """Every policy's chips on the same ``deals``, each reseeded with ``seed`` and meeting opponents made
-    afresh with the same streams, so their differences are paired."""
+    afresh with the same streams, so their differences are paired. With ``variance_reduction`` (rollouts per
+    lead, :mod:`train.variance`) each policy's entry is (2, D): the chips as played, then with the control
+    variates."""
+    from .variance import play_reduced
+
     results = {}
     for spec, policy in policies.items():
         policy.reseed(seed)
         pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]
-        results[spec] = play_paired(policy, pool, deals, rules, chunk=chunk, progress=progress, seed=seed)
+        if variance_reduction:
+            reduced = play_reduced(policy, pool, deals, rules, variance_reduction, seed, progress=progress)
+            results[spec] = np.stack(reduced)
+        else:
+            results[spec] = play_paired(policy, pool, deals, rules, chunk=chunk, progress=progress, seed=seed)
     return results
 
 
@@ -107,6 +122,12 @@ class Row:
     diff_vs_reference: float
     diff_ci95: float
     deals: int
+    diff_vs_reference_plain: float | None = None  # with variance reduction: the difference as played
+    diff_ci95_plain: float | None = None
+
+    def record(self) -> dict:
+        """The row as results.json and .csv hold it (the plain difference only where there is a reduced one)."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
 
 
 def mean_ci(values: np.ndarray) -> tuple[float, float]:
@@ -115,8 +136,15 @@ def mean_ci(values: np.ndarray) -> tuple[float, float]:
 
 
 def summarise(results: dict[str, np.ndarray], reference: str) -> list[Row]:
-    """Mean and 95% CI per candidate, and the paired difference to ``reference`` with its CI."""
+    """Mean and 95% CI per candidate, and the paired difference to ``reference`` with its CI; for results of
+    :func:`play_candidates` with variance reduction, the reduced ones, and the plain difference beside them."""
     base = results[reference]
-    return [
-        Row(name, *mean_ci(chips), reference, *mean_ci(chips - base), len(chips)) for name, chips in results.items()
-    ]
+    rows = []
+    for name, chips in results.items():
+        if chips.ndim == 1:
+            rows.append(Row(name, *mean_ci(chips), reference, *mean_ci(chips - base), len(chips)))
+        else:
+            reduced = Row(name, *mean_ci(chips[1]), reference, *mean_ci(chips[1] - base[1]), chips.shape[1])
+            rows.append(replace(reduced, **dict(zip(("diff_vs_reference_plain", "diff_ci95_plain"),
+                                                    mean_ci(chips[0] - base[0])))))  # fmt: skip
+    return rows
