@@ -18,7 +18,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch", "ppo"}
 # experiments whose models are not shipped: records of the commit their provenance names, not replayable
 RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
-RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league"}
+RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league", "exploit_ppo"}
 FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
 
 pytest.importorskip("sb3_contrib")
@@ -35,7 +35,7 @@ def test_every_committed_folder_is_replayed_here_or_is_a_record_of_its_commit():
         assert "commit" in committed(name, "provenance.json"), name
 
 
-@pytest.mark.parametrize("name", ["headline", "strength_ladder", "strength_matrix", "league", "exploit"])
+@pytest.mark.parametrize("name", ["headline", "strength_ladder", "strength_matrix", "league", "exploit", "exploit_ppo"])
 def test_the_tables_were_made_with_the_shipped_models(name):
     """A table keys each learned agent by its model file's SHA-256: a new shipped model means new tables."""
     import agents

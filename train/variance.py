@@ -49,12 +49,16 @@ def rollout_codes(policies: list):
 
 
 def play_reduced(candidate, opponents: list, deals, rules: str, samples: int, seed: int, chunk: int = 4096,
-                 progress=None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+                 progress=None, rollout_policy: str | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """The candidate's chips in each of ``deals`` (a :class:`train.paired.PairedDeals`), playing their seats,
-    as played (plain) and with the control variates (reduced): ``(plain, reduced)``."""
+    as played (plain) and with the control variates (reduced): ``(plain, reduced)``. ``rollout_policy``: a
+    kernel policy every seat plays in the rollouts instead of its own (a worse value function: the CI
+    changes, the mean does not)."""
     num_deals = len(deals.seats)
     plain, reduced = np.zeros(num_deals), np.zeros(num_deals)
     codes, nets = rollout_codes([candidate, *opponents])
+    if rollout_policy is not None:
+        codes[:] = POLICIES.index(rollout_policy)
     rollout_seeds = np.random.default_rng([seed, 0xA17A7])
     for start in range(0, num_deals, chunk):
         part = slice(start, min(start + chunk, num_deals))
