@@ -1,4 +1,5 @@
-"""The league: who sits where, ratings that order a clear gap, the same bytes in process, resumed or on Ray."""
+"""The league: who sits where, per-size ratings that order a clear gap and agree with the chips, the same bytes in
+process, resumed or on Ray."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import pytest
 
 from train import league
 
-pytest.importorskip("openskill")
 TINY = ["--agents", "random", "most_copies", "fewest_copies", "--players", "3", "4", "--deals", "120"]
-TINY += ["--tables", "3", "--match-deals", "40", "--no-progress"]
+TINY += ["--tables", "3", "--no-progress"]
 
 
 def run(out: Path, *extra: str) -> bytes:
@@ -20,7 +20,7 @@ def run(out: Path, *extra: str) -> bytes:
 
 
 def settings(agents=("a", "b", "c"), players=(3, 5)) -> league.Settings:
-    return league.Settings(tuple(agents), tuple(players), "scarne", 10, 20, 5, 0)
+    return league.Settings(tuple(agents), tuple(players), "scarne", 10, 20, 0)
 
 
 def test_tables_seat_distinct_agents_while_the_pool_lasts_and_everyone_when_it_does_not():
@@ -40,13 +40,20 @@ def test_a_tiny_league_rates_every_agent_and_ranks_a_clear_gap(tmp_path):
     document = json.loads(run(tmp_path / "l"))
     rows = document["leaderboard"]
     assert {row["agent"] for row in rows} == {"random", "most_copies", "fewest_copies"}
-    assert [row["ordinal"] for row in rows] == sorted((row["ordinal"] for row in rows), reverse=True)
+    assert [row["rating"] for row in rows] == sorted((row["rating"] for row in rows), reverse=True)
     for row in rows:  # three agents at every 3- and 4-player table: each plays every deal
         assert row["deals_3p"] == 3 * 120 and row["deals_4p"] == 3 * 120
-        assert row["matches"] == 2 * 3 * 3 and row["sigma"] < 25 / 3  # 3 matches a table: less uncertain
     chips = {row["agent"]: row["chips_3p"] for row in rows}
     assert abs(sum(chips.values())) < 1e-6  # three agents, one at each seat of a zero-sum table
     assert rows[-1]["agent"] == "fewest_copies"  # it loses most, by far, against these two (docs/results.md)
+    for players, board in document["by_size"].items():
+        assert [row["rating"] for row in board] == sorted((row["rating"] for row in board), reverse=True)
+        assert board[-1]["agent"] == "fewest_copies", players
+        for row in board:
+            low, high = row["rating_ci95"]
+            assert low <= row["rating"] <= high and set(row) >= {"agent", "chips", "chips_ci95", "alpharank"}
+        assert abs(sum(row["alpharank"] for row in board) - 1) < 1e-9
+    assert "**3 players**" in (tmp_path / "l" / "league.md").read_text()
     for name in ("league.md", "league.csv", "league.png"):
         assert (tmp_path / "l" / name).stat().st_size > 0
 

@@ -108,6 +108,7 @@ def test_a_table_of_the_league_replays_to_the_bytes_its_leaderboard_was_made_fro
     settings = league.Settings(
         **{key: tuple(value) if isinstance(value, list) else value for key, value in document["settings"].items()}
     )
+    assert set(document["by_size"]) == {str(n) for n in settings.players}, "the league has no per-size ratings"
     cheap = next(t for t in document["tables"] if not any(a.startswith("pimc") for a in t["agents"]))
     table = league.play_table(settings, cheap["players"], cheap["index"])
     assert table["agents"] == cheap["agents"]

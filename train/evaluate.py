@@ -148,7 +148,9 @@ def evaluate(
     policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
     measure = dict(chunk=chunk, quiet=quiet, variance_reduction=variance_reduction)
     if folder is not None:
-        tables, title = _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure)
+        tables, title = _measure(
+            policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure
+        )
         save_results(tables, folder, title)
         return tables[0]
     if out_dir is None:
@@ -166,7 +168,9 @@ def evaluate(
     if variance_reduction:  # only then: the folders of plain evaluations keep their settings
         settings["variance_reduction"] = variance_reduction
     with results_folder(out_dir, "evaluate", settings, overwrite, argv) as folder:
-        tables, title = _measure(policies, opponents, num_players, rules, deals, seed, settings["references"], **measure)
+        tables, title = _measure(
+            policies, opponents, num_players, rules, deals, seed, settings["references"], **measure
+        )
         save_results(tables, folder, title)
         if not quiet:
             print(f"results written to {folder.path}")

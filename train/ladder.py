@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .cli import add_flag, command_line, new_parser, progress_bar, refuse_repeats

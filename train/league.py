@@ -1,16 +1,18 @@
-"""A league: every agent of a pool rated from mixed tables, with OpenSkill.
+"""A league: every agent of a pool rated from mixed tables, at each table size on its own.
 
 Each table seats a random draw from the pool (distinct agents while the pool has enough, every agent at
 least once when the table has more seats than the pool has agents), and plays ``--deals`` paired deals,
 each replayed with the seats rotated, so every agent there meets every deal from every seat and the luck
-of the cards cancels. A table's deals are cut into matches of ``--match-deals`` deals; each match ranks the
-table's agents by their chips and updates their OpenSkill (Plackett-Luce) ratings. The output is a
-leaderboard: rating (mean ``mu``, uncertainty ``sigma``, the conservative ``mu - 3 sigma`` it is sorted
-by) and chips per deal at each table size with 95% CIs, as league.md, .csv, .json and league.png.
+of the cards cancels. The ratings (:mod:`train.ratings`) are fitted per table size over all its tables at
+once — a paired comparison on chip margins, by maximum likelihood, with bootstrap 95% intervals — so they
+depend neither on the order of the tables nor on the other sizes, and they order the agents as their chips
+do wherever every agent meets every company equally often; α-Rank over the same tables is a second view. The
+output: one leaderboard per size (rating, chips per deal with 95% CIs, α-Rank mass) and an every-size
+summary, as league.md, .csv, .json (``by_size``) and league.png.
 
 Tables are work units, run here or as Ray tasks (``--ray``, as in ``train.matrix``). A table's agents, deals
-and random streams are seeded from ``--seed``, its size and its index, and the ratings are updated in table
-order after all tables are in, so league.json is byte for byte the same in process and on Ray. Finished
+and random streams are seeded from ``--seed``, its size and its index, so league.json is byte for byte the
+same in process and on Ray. Finished
 tables are kept in ``--out/tables/``: a league started again with the same flags resumes, reading back only the
 tables it wrote there, unchanged (their SHA-256 in the folder's manifest) and whole; any other is played again,
 saying so. Learned agents are keyed by their model file's SHA-256, so a file replaced under the same name is a
@@ -34,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import ratings
 from .cli import (
     add_flag,
-    at_least,
     between,
     command_line,
     new_parser,
@@ -65,7 +67,6 @@ class Settings:
     rules: str
     deals: int  # per table, each played once per rotation of the seats
     tables: int  # per table size
-    match_deals: int  # deals per rated match
     seed: int
     trust_model: bool = False
 
@@ -119,44 +120,42 @@ def agent_chips(table: dict) -> dict[str, np.ndarray]:
     return {name: chips[[i for i, n in enumerate(names) if n == name]].mean(axis=0) for name in dict.fromkeys(names)}
 
 
-def rate(settings: Settings, chips_by_table: list[dict]) -> dict:
-    """OpenSkill Plackett-Luce ratings after every match of every table (its :func:`agent_chips`), in order."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = {name: model.rating() for name in settings.agents}
-    matches = {name: 0 for name in settings.agents}
-    for chips in chips_by_table:
-        names = list(chips)
-        for start in range(0, settings.deals, settings.match_deals):
-            scores = [float(chips[name][start : start + settings.match_deals].sum()) for name in names]
-            rated = model.rate([[ratings[name]] for name in names], scores=scores)
-            for name, team in zip(names, rated):
-                ratings[name] = team[0]
-                matches[name] += 1
-    return {
-        name: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma, "matches": matches[name]}
-        for name, r in ratings.items()
-    }
+def by_size(settings: Settings, tables: list[dict]) -> dict[str, list[dict]]:
+    """Per table size, one row per agent seated there, best first: its rating (train.ratings, fitted on that
+    size's tables alone) with a bootstrap 95% interval, its chips per deal with a 95% CI, and its α-Rank mass."""
+    result = {}
+    for players in settings.players:
+        at_size = [
+            {"index": table["index"], "chips": agent_chips(table)} for table in tables if table["players"] == players
+        ]
+        names = [name for name in settings.agents if any(name in table["chips"] for table in at_size)]
+        rated = ratings.rate_size(names, at_size, table_seed(settings, players, 0, purpose=2))
+        mass = ratings.alpharank(ratings.margins(names, at_size))
+        rows = []
+        for i, name in enumerate(names):
+            chips, ci = mean_ci(np.concatenate([table["chips"][name] for table in at_size if name in table["chips"]]))
+            rows.append({"agent": name, **rated[name], "chips": chips, "chips_ci95": ci, "alpharank": float(mass[i])})
+        result[str(players)] = sorted(rows, key=lambda row: -row["rating"])
+    return result
 
 
-def leaderboard(settings: Settings, tables: list[dict]) -> list[dict]:
-    """One row per agent, best first by ``mu - 3 sigma``: its rating and chips per deal per table size."""
-    chips_by_table = [agent_chips(table) for table in tables]
-    ratings = rate(settings, chips_by_table)
+def leaderboard(settings: Settings, sizes: dict[str, list[dict]], tables: list[dict]) -> list[dict]:
+    """One row per agent, best first by the mean of its per-size ratings (each size counted once): those
+    ratings, and its chips per deal at each size with 95% CIs."""
     rows = []
     for name in settings.agents:
-        row = {"agent": name, **ratings[name]}
+        row = {"agent": name}
         for players in settings.players:
-            deals = [
-                chips[name]
-                for table, chips in zip(tables, chips_by_table)
-                if table["players"] == players and name in chips
-            ]
-            mean, ci = mean_ci(np.concatenate(deals)) if deals else (float("nan"), float("nan"))
-            row[f"chips_{players}p"], row[f"ci95_{players}p"], row[f"deals_{players}p"] = mean, ci, sum(map(len, deals))
+            (mine,) = [r for r in sizes[str(players)] if r["agent"] == name] or [None]
+            row[f"rating_{players}p"] = mine["rating"] if mine else float("nan")
+            row[f"chips_{players}p"] = mine["chips"] if mine else float("nan")
+            row[f"ci95_{players}p"] = mine["chips_ci95"] if mine else float("nan")
+            row[f"deals_{players}p"] = sum(
+                len(table["chips"][0]) for table in tables if table["players"] == players and name in table["agents"]
+            )
+        row["rating"] = float(np.nanmean([row[f"rating_{n}p"] for n in settings.players]))
         rows.append(row)
-    return sorted(rows, key=lambda row: -row["ordinal"])
+    return sorted(rows, key=lambda row: -row["rating"])
 
 
 def table_path(folder, players: int, index: int) -> Path:
@@ -209,7 +208,9 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
         folder.write(table_path(folder, *unit), lambda p, r=result: p.write_text(table_text(r)))
         bar.update(1)
     bar.close()
-    rows = leaderboard(settings, [tables[unit] for unit in units])
+    played = [tables[unit] for unit in units]
+    sizes = by_size(settings, played)
+    rows = leaderboard(settings, sizes, played)
     cover = "; ".join(
         f"{n} players: {settings.tables / compositions(settings, n):.2g} × each of the {compositions(settings, n)} sets"
         for n in settings.players
@@ -218,14 +219,13 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
     title = (
         f"League of {len(settings.agents)} agents, rules {settings.rules}: {settings.tables} tables of "
         f"{'/'.join(map(str, settings.players))} players × {settings.deals:,} deals (every seat rotation), "
-        f"matches of {settings.match_deals} deals, seed {settings.seed}"
-        + (f". Tables seat {cover} of agents" if cover else "")
+        f"seed {settings.seed}" + (f". Tables seat {cover} of agents" if cover else "")
     )
     digests = [
         {"players": n, "index": i, "agents": tables[n, i]["agents"], "sha256": table_digest(tables[n, i])}
         for n, i in units
     ]
-    save(settings, rows, folder, title, digests)
+    save(settings, sizes, rows, folder, title, digests)
     return rows
 
 
@@ -240,51 +240,64 @@ def table_digest(table: dict) -> str:
     return hashlib.sha256(table_text(table).encode()).hexdigest()
 
 
-def format_markdown(settings: Settings, rows: list[dict], title: str) -> str:
-    sizes = settings.players
-    lines = [
-        title,
+def format_markdown(settings: Settings, sizes: dict[str, list[dict]], rows: list[dict], title: str) -> str:
+    lines = [title, ""]
+    for players, board in sizes.items():
+        lines += [
+            f"**{players} players**",
+            "",
+            "| rank | agent | rating (95% CI) | chips per deal (95% CI) | α-Rank mass |",
+            "|---|---|---|---|---|",
+        ]
+        for rank, row in enumerate(board, 1):
+            low, high = row["rating_ci95"]
+            lines.append(
+                f"| {rank} | {row['agent']} | {row['rating']:+.2f} ({low:+.2f} to {high:+.2f}) | "
+                f"{row['chips']:+.2f} ± {row['chips_ci95']:.2f} | {row['alpharank']:.3f} |"
+            )
+        lines.append("")
+    sizes_named = "/".join(map(str, settings.players))
+    lines += [
+        f"**Every size** (sorted by the mean of the {sizes_named}-player ratings)",
         "",
-        "| rank | agent | mu − 3σ | mu | σ | "
-        + " | ".join(f"chips per deal, {n} players (95% CI)" for n in sizes)
+        "| agent | mean rating | "
+        + " | ".join(f"chips per deal, {n} players (95% CI)" for n in settings.players)
         + " |",
-        "|---|---|---|---|---|" + "---|" * len(sizes),
+        "|---|---|" + "---|" * len(settings.players),
     ]
-    for rank, row in enumerate(rows, 1):
+    for row in rows:
         chips = " | ".join(
-            f"{row[f'chips_{n}p']:+.2f} ± {row[f'ci95_{n}p']:.2f}" if row[f"deals_{n}p"] else "—" for n in sizes
+            f"{row[f'chips_{n}p']:+.2f} ± {row[f'ci95_{n}p']:.2f}" if row[f"deals_{n}p"] else "—"
+            for n in settings.players
         )
-        lines.append(
-            f"| {rank} | {row['agent']} | {row['ordinal']:.2f} | {row['mu']:.2f} | {row['sigma']:.2f} | {chips} |"
-        )
+        lines.append(f"| {row['agent']} | {row['rating']:+.2f} | {chips} |")
     return "\n".join(lines) + "\n"
 
 
-def save(settings: Settings, rows: list[dict], folder, title: str, digests: list[dict]) -> None:
-    """league.md, .csv, .json (the settings, the leaderboard and each table's digest) and league.png."""
+def save(settings: Settings, sizes: dict, rows: list[dict], folder, title: str, digests: list[dict]) -> None:
+    """league.md, .csv (the every-size rows), .json (the settings, the ratings by size, the every-size rows and
+    each table's digest) and league.png (each size's ratings with their intervals)."""
     out = folder.path
-    document = json.dumps({"settings": asdict(settings), "leaderboard": rows, "tables": digests}, indent=1)
-    folder.write(out / "league.json", lambda p: p.write_text(document))
+    document = {"settings": asdict(settings), "by_size": sizes, "leaderboard": rows, "tables": digests}
+    text = json.dumps(document, indent=1)
+    folder.write(out / "league.json", lambda p: p.write_text(text))
     folder.write(out / "league.csv", csv_of(rows))
-    folder.write(out / "league.md", lambda p: p.write_text(format_markdown(settings, rows, title)))
+    folder.write(out / "league.md", lambda p: p.write_text(format_markdown(settings, sizes, rows, title)))
     plt = pyplot()
     if plt is None:
         return
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    names = [row["agent"] for row in rows][::-1]
-    left.barh(names, [row["mu"] for row in rows][::-1], xerr=[3 * row["sigma"] for row in rows][::-1], capsize=4)
-    left.set_xlabel("OpenSkill rating mu (bars: ± 3 sigma)")
-    width = 0.8 / len(settings.players)
-    for k, n in enumerate(settings.players):
-        y = np.arange(len(names)) + (k - (len(settings.players) - 1) / 2) * width
-        values = [row[f"chips_{n}p"] for row in rows][::-1]
-        errors = [row[f"ci95_{n}p"] for row in rows][::-1]
-        right.barh(y, values, width, xerr=errors, capsize=3, label=f"{n} players")
-    right.set_yticks(np.arange(len(names)), names)
-    right.axvline(0, color="black", linewidth=0.8)
-    right.set_xlabel("chips per deal at mixed tables (95% CI)")
-    right.legend()
-    fig.suptitle(title, fontsize=8)
+    fig, axes = plt.subplots(
+        1, len(sizes), figsize=(4.2 * len(sizes), 0.45 * len(settings.agents) + 1.8), squeeze=False
+    )
+    for ax, (players, board) in zip(axes[0], sizes.items()):
+        names = [row["agent"] for row in board][::-1]
+        values = np.array([row["rating"] for row in board][::-1])
+        bounds = np.array([row["rating_ci95"] for row in board][::-1])
+        ax.barh(names, values, xerr=[values - bounds[:, 0], bounds[:, 1] - values], capsize=3)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_title(f"{players} players", fontsize=9)
+        ax.set_xlabel("rating: chips per deal over the average agent (95% CI)", fontsize=8)
+    fig.suptitle(title, fontsize=7)
     fig.tight_layout()
     folder.write(out / "league.png", lambda p: fig.savefig(p, dpi=120, format="png"))
     plt.close(fig)
@@ -303,7 +316,6 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "seed")
     add_flag(job, "deals", default=1000, help="paired deals per table, each played once per seat rotation")
     job.add_argument("--tables", type=between(1, MAX_TABLES), default=12, help="tables per table size")
-    job.add_argument("--match-deals", type=at_least(1), default=100, help="deals per rated match")
     add_ray_flags(job)
     job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     add_flag(job, "out", help="folder for league.md/.csv/.json/.png (default: results/league/<settings hash>)")
@@ -331,15 +343,10 @@ def main(argv=None) -> list[dict]:
         args.rules,
         args.deals,
         args.tables,
-        args.match_deals,
         args.seed,
         args.trust_model,
     )
     require_ray(job, args)
-    try:
-        import openskill  # noqa: F401
-    except ImportError:
-        job.error('the league needs openskill: pip install -e ".[train]"')
     try:  # a bad name or model file: refused before the folder or any work
         models = model_files(made(args.agents, args.trust_model))
     except (ValueError, FileNotFoundError, ImportError) as error:
