@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-import agents
 from agents.scripted import kernel_name
 from snipsnap_env.batch import BatchEnv, play_given_deals, play_seated
 from snipsnap_env.cards import NUM_CARDS
@@ -91,12 +90,13 @@ def play_candidates(
     afresh with the same streams, so their differences are paired. With ``variance_reduction`` (rollouts per
     lead, :mod:`train.variance`) each policy's entry is (2, D): the chips as played, then with the control
     variates."""
+    from .evaluate import make_candidate  # the opponents are named as candidates are (ppo:<file> too)
     from .variance import play_reduced
 
     results = {}
     for spec, policy in policies.items():
         policy.reseed(seed)
-        pool = [agents.make(name, seed=seed + 1 + i) for i, name in enumerate(opponents)]
+        pool = [make_candidate(name, seed + 1 + i) for i, name in enumerate(opponents)]
         if variance_reduction:
             reduced = play_reduced(policy, pool, deals, rules, variance_reduction, seed, progress=progress)
             results[spec] = np.stack(reduced)
