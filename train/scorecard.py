@@ -98,7 +98,8 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
         found = exploit.exploitability(
             agent, players, "scarne", exploit_deals, exploit_samples, seed, trust_model=trust
         )
-        exploits.append({key: found[key] for key in ("players", "gain", "gain_ci95")})
+        gain, ci = found["exploitability"], found["exploitability_ci95"]
+        exploits.append({"players": players, "gain": gain, "gain_ci95": ci})
         bar.update(1)
     bar.set_postfix_str("league")
     pool = tuple(dict.fromkeys((*LEAGUE_POOL, agent)))
