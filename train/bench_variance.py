@@ -38,7 +38,7 @@ def measure(candidate: str, players: int, deals: int, rollouts: int, seed: int, 
     }  # fmt: skip
 
 
-def main(argv=None) -> list[dict]:
+def parser():
     job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=[3, 4, 6, 8])
     job.add_argument("--candidate", default="ppo", help="the agent whose gain over most_copies is measured")
@@ -46,7 +46,11 @@ def main(argv=None) -> list[dict]:
     job.add_argument("--rollouts", nargs="+", type=at_least(1), default=[32], help="rollouts per legal lead")
     add_flag(job, "rules")
     add_flag(job, "seed")
-    args = job.parse_args(argv)
+    return job
+
+
+def main(argv=None) -> list[dict]:
+    args = parser().parse_args(argv)
     print(f"{args.candidate} − most_copies at random-lead tables, {args.deals:,} paired deals, rules {args.rules}")
     print("| players | rollouts | plain (as evaluate plays) | plain, same play | reduced | CI shrink | "
           "plain s | reduced s | worth |\n|---|---|---|---|---|---|---|---|---|")  # fmt: skip
