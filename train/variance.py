@@ -23,6 +23,7 @@ import numpy as np
 
 from agents.scripted import kernel_name
 from snipsnap_env.batch import BatchEnv
+from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.kernel_network import NETWORK, stack
 from snipsnap_env.lead_values import values_for
@@ -114,9 +115,9 @@ def _play_chunk(candidate, opponents, deals, part, rules, samples, codes, nets, 
 def _terms(env, drawn, seats, seat_codes, probabilities, actions, samples, nets, template, rollout_seeds):
     """sum_a pi(a) V(a) - V(taken) at the leads of games ``drawn``, V for the candidate's seat."""
     state = [np.ascontiguousarray(array[drawn]) for array in env.games.state[:5]]
-    values = np.empty((len(drawn), 13))
+    values = np.empty((len(drawn), NUM_RANKS))
     seeds = rollout_seeds.integers(0, 2**63, size=len(drawn), dtype=np.uint64)
-    p = probabilities[drawn, :13]
+    p = probabilities[drawn, :NUM_RANKS]
     values_for(*state, seats[drawn], p > 0, np.ascontiguousarray(seat_codes[drawn]), samples, seeds, env._rule_codes,
                values, nets, template)  # fmt: skip
     expected = np.where(p > 0, p * np.nan_to_num(values), 0.0).sum(axis=1)
