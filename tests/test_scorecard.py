@@ -21,6 +21,14 @@ def test_the_anchors_cover_every_anchored_cell_and_the_search_is_above_a_random_
         assert scorecard.score(anchor["pimc:128"]["gain"], anchor) == pytest.approx(100)
 
 
+def test_the_anchors_record_a_command_that_remakes_them():
+    document = json.loads(scorecard.ANCHORS.read_text())
+    words = document["command"].split()
+    assert words[:3] == ["python", "-m", "train.scorecard"]
+    args = scorecard.parser().parse_args(words[3:])  # argparse exits on a command that no longer parses
+    assert args.make_anchors and args.deals == document["deals"] and args.seed == document["seed"]
+
+
 def test_a_tiny_score_card_has_every_part(tmp_path):
     card = scorecard.main(["most_copies", *TINY, "--out", str(tmp_path / "card")])
     assert {(row["opponents"], row["players"]) for row in card["cells"]} == {

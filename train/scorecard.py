@@ -203,7 +203,9 @@ def make_anchors(deals: int, seed: int, variance_reduction: int) -> None:
         cells[f"{kind}_{players}p"] = {
             r.name: {"gain": r.diff_vs_reference, "gain_ci95": r.diff_ci95} for r in rows[1:]
         }
-    command = f"python -m train.scorecard --make-anchors --deals {deals} --variance-reduction {variance_reduction}"
+    command = f"python -m train.scorecard --make-anchors --deals {deals}"
+    if variance_reduction:  # the flag refuses 0: the command must run as written
+        command += f" --variance-reduction {variance_reduction}"
     document = {"suite_version": SUITE_VERSION, "seed": seed, "deals": deals, "command": command, "cells": cells}
     ANCHORS.write_text(json.dumps(document, indent=1) + "\n")
 
