@@ -3,13 +3,13 @@
 # Each job writes into results/remake/<name> (started over: --overwrite), then the table is copied over
 # docs/results/<name>. About 75 minutes on 2 cores (exploitability alone about 30). Run from the repository root:
 #     bash docs/results/remake.sh            # every table
-#     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo
+#     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo scorecards
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-.venv/bin/python}
 out=results/remake
 tables=("$@")
-[ ${#tables[@]} -gt 0 ] || tables=(headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo)
+[ ${#tables[@]} -gt 0 ] || tables=(headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo scorecards)
 
 copy() {  # the job's folder over the committed one; the league's 6 MB of per-deal tables stay out (league.json hashes them)
     rm -rf "docs/results/$1"
@@ -60,7 +60,12 @@ for table in "${tables[@]}"; do
                 cp $out/ppo/${opponents}_${players}p/results.json docs/results/ppo/${opponents}_${players}p.json
             done
         done ;;
-    *) echo "remake.sh: no table named $table; tables: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo" >&2
+    scorecards)  # the shipped learned agents' score cards (train.scorecard, its suite and held-out seed)
+        for agent in ppo ppo_distilled ppo_scratch; do
+            $python -m train.scorecard $agent --no-progress --out $out/scorecard_$agent --overwrite
+            copy scorecard_$agent
+        done ;;
+    *) echo "remake.sh: no table named $table; tables: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo scorecards" >&2
        exit 2 ;;
     esac
 done
