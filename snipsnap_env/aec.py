@@ -70,8 +70,12 @@ class raw_env(AECEnv, EzPickle):
         render_mode: str | None = None,
         auto_forced: bool = False,
         viewer: int | None = None,
+        info_events: bool = False,
+        info_action_mask: bool = False,
     ):
-        EzPickle.__init__(self, num_players, rules, num_deals, render_mode, auto_forced, viewer)
+        EzPickle.__init__(
+            self, num_players, rules, num_deals, render_mode, auto_forced, viewer, info_events, info_action_mask
+        )
         super().__init__()
         self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
@@ -79,9 +83,12 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi', 'rgb_array'")
         self.render_mode = render_mode
         self.viewer = check_viewer(viewer, self.num_players)
-        if not isinstance(auto_forced, bool):
-            raise ValueError(f"auto_forced got {auto_forced!r}; allowed: True or False")
+        for name, flag in (("auto_forced", auto_forced), ("info_events", info_events), ("info_action_mask", info_action_mask)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name} got {flag!r}; allowed: True or False")
         self.auto_forced = auto_forced
+        self.info_events = info_events
+        self.info_action_mask = info_action_mask
         self._match = Match(self.rules, self.num_players, num_deals)
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -220,9 +227,19 @@ class raw_env(AECEnv, EzPickle):
             cumulative[agent] += reward
 
     def _set_infos(self, events: list) -> None:
-        """Every agent's info: the events of the last step and the chip totals (one shared dict)."""
-        info = {"events": tuple(events), "chips": dict(zip(self.possible_agents, self._match.chips))}
-        self.infos = dict.fromkeys(self.agents, info)
+        """Every agent's info: numbers only, the same keys every step, so that RL libraries that turn infos
+        into tensors (TorchRL, Tianshou) read them: the agent's chip total and the deals finished. The step's
+        Event records are in :attr:`last_events` (and in infos under ``info_events=True``); AgileRL's
+        convention, the action mask in the info, under ``info_action_mask=True``."""
+        match = self._match
+        deals = match.deals_played
+        self.infos = {agent: {"chips": chips, "deals_played": deals} for agent, chips in zip(self.agents, match.chips)}
+        if self.info_events:
+            for info in self.infos.values():
+                info["events"] = tuple(events)
+        if self.info_action_mask:
+            for agent, info in self.infos.items():
+                info["action_mask"] = self.mask(agent)
 
     def render(self) -> str | None:
         if self.render_mode is None:

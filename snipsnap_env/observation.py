@@ -108,10 +108,17 @@ LAYOUT: tuple[tuple[str, int], ...] = tuple((name, size) for name, size, _, _ in
     (f"rules: {name}", 1) for name, _ in RULE_FEATURES
 )
 
-#: The observation layout of each version of the env, by its SHA-256 (``layout_digest``). The env's id is
-#: ``snipsnap_v<ENV_VERSION>``, the latest version here: a change to the observation adds a version (a test
-#: fails until it does), so an id names one observation. Saved models keep their layout and play on (below).
-LAYOUT_DIGESTS = {0: "b6fb3422e35add7e04d807eea604bba5120ccedc8cdbef6cc0ac997f4a1ce172"}
+_V0_LAYOUT = "b6fb3422e35add7e04d807eea604bba5120ccedc8cdbef6cc0ac997f4a1ce172"
+
+#: Every version of the env: the SHA-256 of its observation layout (``layout_digest``) and what changed. The
+#: env's id is ``snipsnap_v<ENV_VERSION>``, the latest version here: a change to the observation or to the
+#: infos adds a version (a test fails until the layout's does), so an id names one interface. Saved models keep
+#: their layout and play on (below). docs/environment.md's version history repeats these lines.
+VERSIONS = {
+    0: (_V0_LAYOUT, "first release; infos held the step's Event records and every agent's chips as a dict"),
+    1: (_V0_LAYOUT, "infos hold numbers only (the agent's chips, deals_played); the Event records moved to last_events"),
+}
+LAYOUT_DIGESTS = {version: digest for version, (digest, _) in VERSIONS.items()}
 ENV_VERSION = max(LAYOUT_DIGESTS)
 ENV_NAME = f"snipsnap_v{ENV_VERSION}"
 

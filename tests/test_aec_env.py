@@ -63,20 +63,20 @@ def test_given_hands_and_dealer_are_played():
         env.step(action)
     assert all(env.terminations.values())
     assert env.unwrapped.match.chips == [152, 97, 51]
-    assert env.infos["player_1"]["chips"] == {"player_0": 152, "player_1": 97, "player_2": 51}
-    assert env.infos["player_1"]["events"][-1].kind is EventKind.SETTLE
+    assert [env.infos[agent]["chips"] for agent in env.agents] == [152, 97, 51]
+    assert {info["deals_played"] for info in env.infos.values()} == {1}
+    assert env.unwrapped.last_events[-1].kind is EventKind.SETTLE
 
 
-def test_info_carries_the_events_of_the_last_step():
+def test_the_events_of_the_last_step_are_kept_and_in_infos_on_request():
     hands = hands_from_names(3, {0: "AC AS 2C", 1: "AD 3C", 2: "AH"}, rest=2)
-    env = snipsnap_env.env(num_players=3)
+    env = snipsnap_env.env(num_players=3, info_events=True)
     env.reset(options={"hands": hands, "dealer": 2})
     env.step(0)
     env.step(0)
-    assert [str(e) for e in env.infos["player_0"]["events"]] == [
-        "player_1 plays AD: Snip!",
-        "player_0 is snipped: pays 1 chip into the pot",
-    ]
+    expected = ["player_1 plays AD: Snip!", "player_0 is snipped: pays 1 chip into the pot"]
+    assert [str(e) for e in env.unwrapped.last_events] == expected
+    assert [str(e) for e in env.infos["player_0"]["events"]] == expected
     _, reward, *_ = env.last()  # player_2's turn; it paid nothing yet
     assert reward == 0
     assert env.rewards["player_0"] == -1
@@ -230,3 +230,28 @@ def test_wrapped_env_ends_the_game_on_an_illegal_action(caplog):
     assert "Illegal move" in caplog.text  # PettingZoo logs it
     assert all(env.terminations.values())
     assert env.rewards["player_0"] == -1
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 8])
+def test_infos_are_numbers_with_the_same_keys_every_step(num_players):
+    """What TorchRL and Tianshou need: they turn every info value into a tensor of a fixed shape."""
+    env = snipsnap_env.env(num_players=num_players)
+    env.reset(seed=num_players)
+    keys = None
+    for agent in env.agent_iter():
+        for info in env.infos.values():
+            assert all(type(value) is int for value in info.values()), info
+            keys = keys or set(info)
+            assert set(info) == keys == {"chips", "deals_played"}
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def test_the_action_mask_is_in_infos_on_request():
+    """AgileRL's convention: the mask in the info, beside the observation's."""
+    env = snipsnap_env.env(num_players=4, info_action_mask=True)
+    env.reset(seed=3)
+    for agent in env.agents:
+        np.testing.assert_array_equal(env.infos[agent]["action_mask"], env.observe(agent)["action_mask"])
+    with pytest.raises(ValueError, match="info_action_mask got 1"):
+        snipsnap_env.env(info_action_mask=1)

@@ -129,3 +129,13 @@ def test_fine_tuning_refuses_a_model_of_an_earlier_layout_that_plays(tmp_path):
     PPOPolicy(older)  # it plays
     with pytest.raises(ValueError, match=r"earlier observation \(135 columns, this version makes 136\)"):
         Args(init_from=str(older), run_name="x")
+
+
+def test_the_docs_version_history_names_every_version():
+    from pathlib import Path
+
+    from snipsnap_env.observation import VERSIONS
+
+    page = (Path(__file__).parents[1] / "docs" / "environment.md").read_text()
+    for version in VERSIONS:
+        assert f"| `snipsnap_v{version}` |" in page, f"docs/environment.md's version history lacks snipsnap_v{version}"
