@@ -83,7 +83,8 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi', 'rgb_array'")
         self.render_mode = render_mode
         self.viewer = check_viewer(viewer, self.num_players)
-        for name, flag in (("auto_forced", auto_forced), ("info_events", info_events), ("info_action_mask", info_action_mask)):
+        flags = {"auto_forced": auto_forced, "info_events": info_events, "info_action_mask": info_action_mask}
+        for name, flag in flags.items():
             if not isinstance(flag, bool):
                 raise ValueError(f"{name} got {flag!r}; allowed: True or False")
         self.auto_forced = auto_forced

@@ -116,7 +116,7 @@ _V0_LAYOUT = "b6fb3422e35add7e04d807eea604bba5120ccedc8cdbef6cc0ac997f4a1ce172"
 #: their layout and play on (below). docs/environment.md's version history repeats these lines.
 VERSIONS = {
     0: (_V0_LAYOUT, "first release; infos held the step's Event records and every agent's chips as a dict"),
-    1: (_V0_LAYOUT, "infos hold numbers only (the agent's chips, deals_played); the Event records moved to last_events"),
+    1: (_V0_LAYOUT, "infos hold numbers only (the agent's chips, deals_played); events moved to last_events"),
 }
 LAYOUT_DIGESTS = {version: digest for version, (digest, _) in VERSIONS.items()}
 ENV_VERSION = max(LAYOUT_DIGESTS)
