@@ -71,3 +71,31 @@ def uniform_over_best(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     masked = np.where(mask, scores, -np.inf)
     best = masked == masked.max(axis=1, keepdims=True)
     return best / best.sum(axis=1, keepdims=True)
+
+
+class FunctionPolicy(Policy):
+    """A policy made of any function of a batch, ``act(obs, mask) -> actions`` with ``obs`` (B, OBS_DIM) float32,
+    ``mask`` (B, 14) bool and one action per row: how a network another RL library trained plays the project's
+    evaluation (``train.evaluate.evaluate_policy``, examples/). An illegal action is refused, naming the row."""
+
+    def __init__(self, act, name: str = "function"):
+        super().__init__()
+        self._act = act
+        self.name = name
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        mask = check_masks(mask)
+        actions = np.asarray(self._act(np.asarray(obs, dtype=np.float32), mask)).reshape(-1)
+        if actions.shape != (len(mask),) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"{self.name} must return one whole-number action per row: got {actions.shape} "
+                             f"{actions.dtype} for {len(mask)} rows")  # fmt: skip
+        inside = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = inside & mask[np.arange(len(mask)), np.clip(actions, 0, NUM_ACTIONS - 1)]
+        if not legal.all():
+            row = int(np.flatnonzero(~legal)[0])
+            raise ValueError(f"{self.name} chose action {int(actions[row])} in row {row}, where the legal actions "
+                             f"are {np.flatnonzero(mask[row]).tolist()}")  # fmt: skip
+        return actions.astype(np.int64)
+
+    def __repr__(self) -> str:
+        return f"FunctionPolicy({self.name!r})"

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from train import exploit, league, matrix
+from train import exploit, league, matrix, scorecard
 from train.evaluate import evaluate
 from train.manifest import sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch", "ppo"}
+SCORECARDS = {"scorecard_ppo", "scorecard_ppo_distilled", "scorecard_ppo_scratch"}  # train.scorecard of each
+REPLAYED |= SCORECARDS
 # experiments whose models are not shipped: records of the commit their provenance names, not replayable
 RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
 RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league", "exploit_ppo"}
@@ -136,3 +138,15 @@ def test_an_evaluation_of_the_shipped_ppo_replays_exactly():
     )
     old = committed("ppo", "most_copies_4p.json")
     same_rows([vars(row) for row in rows], old, ("name",), "ppo")
+
+
+@pytest.mark.parametrize("name", sorted(SCORECARDS))
+def test_a_cell_of_each_shipped_score_card_replays_exactly(name):
+    """The 4-player most_copies cell (one of the cheap ones); the card's anchors are the ones shipped now."""
+    card = committed(name, "scorecard.json")
+    assert card["suite_version"] == scorecard.SUITE_VERSION and card["seed"] == scorecard.SEED
+    (old,) = [c for c in card["cells"] if (c["opponents"], c["players"]) == ("most_copies", 4)]
+    new = scorecard.gains(card["agent"], "most_copies", 4, card["deals_per_cell"], card["seed"] + 4, 0, False)
+    assert (new["gain"], new["gain_ci95"]) == (old["gain"], old["gain_ci95"]), f"{name} moved (remake.sh scorecards)"
+    anchor = scorecard.read_anchors()["most_copies_4p"]
+    assert scorecard.score(old["gain"], anchor) == old["score"], f"{name} was scored with other anchors"

@@ -95,6 +95,28 @@ def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_
     return agents.make(name, seed=seed)
 
 
+def evaluate_policy(
+    policy,
+    num_players: int = 4,
+    opponents: str | tuple[str, ...] = "most_copies",
+    deals: int = 20_000,
+    seed: int = 2028,
+    rules: str = "scarne",
+    reference: str = "most_copies",
+    quiet: bool = False,
+) -> Row:
+    """``policy`` (any :class:`agents.base.Policy`, e.g. a :class:`agents.base.FunctionPolicy` around another
+    library's network) and ``reference`` on the same paired deals against ``opponents``: the policy's row, whose
+    ``diff_vs_reference`` is its gain over ``reference`` in its seat. The seed is one no committed table uses."""
+    check_num_players(num_players)
+    deal_count.check("deals", deals)
+    opponents = (opponents,) * (num_players - 1) if isinstance(opponents, str) else tuple(opponents)
+    name = getattr(policy, "name", "policy")
+    policies = {name: policy, reference: make_candidate(reference, seed, opponents)}
+    tables, _ = _measure(policies, list(opponents), num_players, rules, deals, seed, (reference,), 8192, quiet, 0)
+    return next(row for row in tables[0] if row.name == name)
+
+
 def model_files(policies: dict) -> dict[str, str]:
     """The SHA-256 of the model file behind each learned agent among ``policies`` (spec → made policy: ``ppo``,
     ``ppo_scratch``, ``ppo:<file>``): what results are keyed by, so that a file replaced under the same name
