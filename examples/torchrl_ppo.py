@@ -95,8 +95,9 @@ def train(players: int, frames: int, frames_per_batch: int, seed: int) -> nn.Mod
                 total.backward()
                 nn.utils.clip_grad_norm_(loss.parameters(), 1.0)
                 optimiser.step()
-        reward = data.get(("next", GROUP, "reward"))
-        print(f"batch {batch + 1}: {len(flat)} steps, mean |chips| moved per step {reward.abs().mean():.3f}")
+        entropy = parts["entropy"].mean() if "entropy" in parts.keys() else float("nan")
+        print(f"batch {batch + 1}: {(batch + 1) * len(flat):,} frames, critic loss {parts['loss_critic'].item():.2f}, "
+              f"policy entropy {entropy:.2f}")  # fmt: skip
     collector.shutdown()
     return logits_net
 
