@@ -1,0 +1,93 @@
+"""The OpenSpiel game (snipsnap_env.openspiel_game) against the PettingZoo env: the same deals played with
+the same actions give the same turns, legal actions, events and chips; OpenSpiel's own checks pass; a
+resampled world is one the player cannot tell from the real one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import snipsnap_env
+from snipsnap_env.cards import deal_pack
+
+pyspiel = pytest.importorskip("pyspiel", reason="open-spiel is not installed: pip install -e '.[recipes]'")
+from snipsnap_env import openspiel_game  # noqa: E402  (registers python_snipsnap)
+
+PRESETS = ["scarne", "kids", "wiswell", "parlett", "bicycle", "pairs", "earl_of_coventry"]
+
+
+def dealt_state(game, pack, dealer):
+    state = game.new_initial_state()
+    state.apply_action(dealer)
+    for card in pack:
+        state.apply_action(int(card))
+    return state
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7, 8])
+def test_the_game_plays_every_deal_as_the_env_does(num_players):
+    rng = np.random.default_rng(num_players)
+    for deal in range(200):  # 1,200 deals over the table sizes, every preset
+        preset = PRESETS[deal % len(PRESETS)]
+        game = pyspiel.load_game("python_snipsnap", {"players": num_players, "rules": preset})
+        pack, dealer = rng.permutation(52), int(rng.integers(num_players))
+        state = dealt_state(game, pack, dealer)
+        env = snipsnap_env.env(num_players=num_players, rules=preset)
+        env.reset(options={"hands": deal_pack(pack.tolist(), num_players, dealer), "dealer": dealer})
+        chips = {agent: 0.0 for agent in env.agents}
+        while not state.is_terminal():
+            agent = env.agent_selection
+            assert state.current_player() == env.unwrapped.agent_name_mapping[agent]
+            legal = state.legal_actions()
+            assert legal == np.flatnonzero(env.observe(agent)["action_mask"]).tolist()
+            np.testing.assert_array_equal(state.observation_tensor(), env.observe(agent)["observation"])
+            action = int(rng.choice(legal))
+            state.apply_action(action)
+            env.step(action)
+            for name, reward in env.rewards.items():
+                chips[name] += reward
+        assert all(env.terminations.values()), "the env goes on where the game ended"
+        assert [str(e) for e in state.match.deal.events] == [str(e) for e in env.unwrapped.match.deal.events]
+        assert state.returns() == pytest.approx(list(chips.values()))
+        assert sum(state.returns()) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("num_players", [3, 5, 8])
+def test_openspiels_own_random_simulation_checks_pass(num_players):
+    game = pyspiel.load_game("python_snipsnap", {"players": num_players, "rules": "parlett"})
+    pyspiel.random_sim_test(game, num_sims=10, serialize=False, verbose=False)
+
+
+def test_a_resampled_world_keeps_what_the_player_knows_and_changes_what_it_does_not():
+    game = pyspiel.load_game("python_snipsnap", {"players": 5})
+    rng = np.random.default_rng(0)
+    sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    changed = cases = 0
+    for deal in range(40):
+        state = dealt_state(game, rng.permutation(52), int(rng.integers(5)))
+        for _ in range(int(rng.integers(0, 120))):
+            if state.is_terminal():
+                break
+            state.apply_action(int(rng.choice(state.legal_actions())))
+        if state.is_terminal():
+            continue
+        player, cases = state.current_player(), cases + 1
+        world = state.resample_from_infostate(player, sampler)
+        assert world.information_state_string(player) == state.information_state_string(player)
+        assert world.observation_tensor(player) == state.observation_tensor(player)
+        assert world.legal_actions() == state.legal_actions() and world.match.chips == state.match.chips
+        deal_now, world_deal = state.match.deal, world.match.deal
+        assert world_deal.hand_size == deal_now.hand_size and world_deal.played == deal_now.played
+        for event in (e for e in world_deal.events if e.kind.value == "pass"):  # a pass: none of the open rank
+            led = [e for e in world_deal.events[: world_deal.events.index(event)] if e.kind.value == "lead"][-1]
+            assert world_deal.count(event.seat, led.card % 13) == 0
+        changed += any(sorted(world_deal.hand(s)) != sorted(deal_now.hand(s)) for s in range(5) if s != player)
+    assert changed >= 0.8 * cases and cases >= 15
+
+
+def test_bad_parameters_are_refused_by_name():
+    with pytest.raises(Exception, match="unknown rules preset 'scrane'"):
+        pyspiel.load_game("python_snipsnap", {"players": 4, "rules": "scrane"})
+    with pytest.raises(Exception, match="num_players"):
+        pyspiel.load_game("python_snipsnap", {"players": 9})
+    assert openspiel_game.NAME == "python_snipsnap"
