@@ -72,7 +72,7 @@ def make_bot(name: str, game, simulations: int, seed: int):
     return ismcts.ISMCTSBot(game, evaluator, UCT_C, simulations, random_state=rng)
 
 
-def play_candidate(name, deals: PairedDeals, players: int, rules: str, opponent: str, simulations: int, seed: int):
+def play_candidate(name, deals, players: int, rules: str, opponent: str, simulations: int, seed: int, progress=True):
     """The candidate's chips in every deal and its seconds per real choice."""
     import pyspiel
 
@@ -80,7 +80,9 @@ def play_candidate(name, deals: PairedDeals, players: int, rules: str, opponent:
 
     game = pyspiel.load_game("python_snipsnap", {"players": players, "rules": rules})
     chips, thinking, choices = np.zeros(len(deals.seats)), 0.0, 0
-    for d in progress_bar(range(len(deals.seats)), desc=f"{name}, {players} players", unit="deal", leave=False):
+    for d in progress_bar(
+        range(len(deals.seats)), desc=f"{name}, {players} players", unit="deal", disable=not progress
+    ):
         seat = int(deals.seats[d])
         opponents = [agents.make(opponent, seed=seed + 1000 * d + s) for s in range(players)]  # the same in every run
         bot = make_bot(name, game, simulations, seed + d) if name.startswith("ismcts") else None
@@ -117,6 +119,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "seed", default=31)
     add_flag(job, "out", help="folder for ismcts.md/.json (default: results/ismcts/<settings hash>)")
     add_flag(job, "overwrite")
+    job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
     return job
 
 
@@ -146,7 +149,7 @@ def main(argv=None) -> list[dict]:
             results, seconds = {}, {}
             for name in args.candidates:
                 results[name], seconds[name] = play_candidate(
-                    name, deals, players, args.rules, args.opponents, args.simulations, args.seed
+                    name, deals, players, args.rules, args.opponents, args.simulations, args.seed, args.progress
                 )
             for row in summarise(results, "most_copies"):
                 record = {"players": players, **row.record(), "seconds_per_choice": seconds[row.name]}
