@@ -99,3 +99,14 @@ def test_pettingzoo_registry_makes_the_env():
     env = pettingzoo.make("aec", f"snipsnap/{ENV_NAME}", num_players=4)
     env.reset(seed=0)
     assert env.possible_agents == [f"player_{i}" for i in range(4)]
+
+
+@pytest.mark.parametrize("num_players", [3, 6])
+def test_the_turn_based_parallel_conversion_passes_pettingzoos_parallel_api_test(num_players):
+    """A turn-based game: aec_to_parallel refuses it (rightly); turn_based_aec_to_parallel is the conversion."""
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_parallel
+
+    parallel_api_test(turn_based_aec_to_parallel(snipsnap_env.env(num_players=num_players)), num_cycles=200)
+    with pytest.raises(AssertionError):
+        aec_to_parallel(snipsnap_env.env(num_players=num_players))

@@ -91,3 +91,16 @@ def test_bad_parameters_are_refused_by_name():
     with pytest.raises(Exception, match="num_players"):
         pyspiel.load_game("python_snipsnap", {"players": 9})
     assert openspiel_game.NAME == "python_snipsnap"
+
+
+def test_openspiels_ismcts_bot_plays_paired_deals_in_the_measuring_job(tmp_path):
+    from train import ismcts
+
+    records = ismcts.main(
+        ["--players", "3", "--deals", "4", "--simulations", "4", "--candidates", "ismcts", "ismcts_mc", "pimc:8"]
+        + ["--out", str(tmp_path / "out"), "--no-progress"]
+    )
+    assert [r["name"] for r in records] == ["most_copies", "ismcts", "ismcts_mc", "pimc:8"]
+    assert all(r["deals"] == 4 and r["seconds_per_choice"] >= 0 for r in records)
+    assert records[0]["diff_vs_reference"] == 0
+    assert "| 3 | ismcts |" in (tmp_path / "out" / "ismcts.md").read_text()
