@@ -161,7 +161,10 @@ class JobParser(argparse.ArgumentParser):
 
 def program(module: str | None) -> str | None:
     """How a person runs the job of ``module`` (``train.league`` → ``python -m train.league``)."""
-    if not module or module == "__main__":
+    if module == "__main__":  # run as python -m train.<job>: the module's own name is in its spec
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        module = getattr(spec, "name", None)
+    if not module:
         return None
     return f"python -m train.{module.rsplit('.', 1)[-1]}"
 

@@ -65,6 +65,7 @@ def save_results(tables: list[list[Row]], folder, title: str) -> None:
         color=["tab:gray" if row.name == reference else "tab:blue" for row in rows],
     )
     ax.axhline(0, color="black", linewidth=0.8)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")  # long names (ppo:<path>) would overlap level
     ax.set_ylabel(f"chips per deal vs {reference} (paired, 95% CI)")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
@@ -149,6 +150,7 @@ def evaluate(
     trust_model: bool = False,
     folder=None,
     variance_reduction: int = 0,
+    progress: bool = True,
 ) -> list[Row]:
     """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
 
@@ -168,7 +170,7 @@ def evaluate(
             candidates = [name, *candidates]
     # fail early on a bad name or file
     policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
-    measure = dict(chunk=chunk, quiet=quiet, variance_reduction=variance_reduction)
+    measure = dict(chunk=chunk, quiet=quiet, variance_reduction=variance_reduction, progress=progress)
     if folder is not None:
         tables, title = _measure(
             policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure
@@ -199,10 +201,24 @@ def evaluate(
     return tables[0]
 
 
-def _measure(policies: dict, opponents, num_players, rules, deals, seed, references, chunk, quiet, variance_reduction):
+def _measure(
+    policies: dict,
+    opponents,
+    num_players,
+    rules,
+    deals,
+    seed,
+    references,
+    chunk,
+    quiet,
+    variance_reduction,
+    progress=True,
+):
     """The tables of differences to each of ``references``, and their title (printed unless ``quiet``)."""
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
-    progress = progress_bar(total=deals * len(policies), unit="deal", unit_scale=True, disable=quiet, desc="evaluating")
+    progress = progress_bar(
+        total=deals * len(policies), unit="deal", unit_scale=True, disable=quiet or not progress, desc="evaluating"
+    )
     started = time.perf_counter()
     results = play_candidates(
         policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update,

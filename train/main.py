@@ -55,6 +55,7 @@ def main(argv=None) -> list:
                 seed=0,
                 compare_to=("most_copies",),
                 folder=folder,
+                progress=args.progress,
             )
             print(f"results written to {folder.path}")
             return rows

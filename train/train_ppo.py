@@ -96,10 +96,13 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
 def make_callbacks(args: Args, folder: RunFolder, state: RunState, snapshots: list = ()) -> list:
     """The run's SB3 callbacks: the pool's upkeep (snapshots, the learner's network at the tables, PFSP),
     checkpoints and paired evaluations."""
-    from .learn.callbacks import AtomicCheckpoints, PairedEvaluation
+    from .learn.callbacks import AtomicCheckpoints, PairedEvaluation, labelled_progress_bar
 
     upkeep = pool_upkeep(snapshots, args.snapshot_every, args.pfsp)
-    return [upkeep, AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder)]
+    callbacks = [upkeep, AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder)]
+    if args.progress:
+        callbacks.append(labelled_progress_bar(f"training {args.run_name} (PPO steps: the learner's lead choices)"))
+    return callbacks
 
 
 def plot_learning_curve(folder: RunFolder) -> Path | None:
@@ -146,6 +149,9 @@ def _train(args: Args, folder: RunFolder) -> Path:
 
     set_torch_threads(args.threads)
     run_dir = folder.path
+    sizes = ", ".join(map(str, sorted(set(args.ppo_players))))
+    print(f"training {args.run_name}: {args.total_timesteps:,} PPO steps at tables of {sizes} players into {run_dir} "
+          "(the first use of the rules kernel compiles it: about a minute on a fresh install)", flush=True)  # fmt: skip
     env = make_vec_env(args, args.seed)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
@@ -204,7 +210,6 @@ def _train(args: Args, folder: RunFolder) -> Path:
             model.learn(
                 remaining,
                 callback=make_callbacks(args, folder, state, snapshots),
-                progress_bar=args.progress,
                 reset_num_timesteps=checkpoint is None,
             )
     except BaseException:  # a crash, Ctrl-C or SIGTERM keeps what was learned

@@ -105,3 +105,16 @@ class AtomicCheckpoints(_callback_base()):
 
     def _on_step(self) -> bool:
         return True
+
+
+def labelled_progress_bar(label: str):
+    """SB3's progress bar with a label saying what it counts (its own has none); the rate, and so the ETA, dips
+    while an in-training evaluation runs."""
+    from stable_baselines3.common.callbacks import ProgressBarCallback
+
+    class LabelledProgressBar(ProgressBarCallback):
+        def _on_training_start(self) -> None:
+            super()._on_training_start()
+            self.pbar.set_description(label)
+
+    return LabelledProgressBar()
