@@ -12,11 +12,13 @@ Measured over 2,000 positions each at 3 and 6 players with 256 worlds: one candi
 23 if they were independent), while the mean difference is about 1.7 chips — so 128 worlds pick the
 better lead only about 70% of the time (against 1,024 worlds).
 
-What the belief uses and ignores. At a lead every rank is either untouched (all four cards in hands) or
-finished (all four played), so public information is: the cards played, each seat's hand size, the pot.
-Ranks a seat has shown it lacks by passing are always finished ranks by the time of a lead, so they add
-nothing. What the belief ignores is what opponents' own lead choices reveal (a player who led a singleton
-may hold many pairs): the sampled worlds are uniform given the counts above.
+What the belief uses. At a lead every rank is either untouched (all four cards in hands) or finished (all
+four played), so public information is: the cards played, each seat's hand size, the pot. Ranks a seat has
+shown it lacks by passing are always finished ranks by the time of a lead, so they add nothing. What the
+opponents' own lead choices reveal enters where the world models a seat as most_copies: a most_copies
+player who led a set holding ``c`` copies of its rank held no more of any rank then, so that seat's
+sampled hand holds no more than its fewest shown (``fewest_led`` in the observation's lead record;
+:func:`_respect_caps`). Seats modelled as random get the uniform deal given the counts above.
 
 Candidates. Untouched ranks that the player holds equally often are interchangeable under that belief,
 so there are at most four candidates: lead a rank held once, twice, three or four times.

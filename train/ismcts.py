@@ -25,7 +25,7 @@ import numpy as np
 import agents
 from snipsnap_env.engine import NUM_ACTIONS
 
-from .cli import add_flag, at_least, new_parser, progress_bar
+from .cli import add_flag, at_least, command_line, new_parser, progress_bar
 from .evaluate import make_candidate
 from .paired import PairedDeals, summarise
 from .results_folder import results_folder
@@ -143,7 +143,7 @@ def main(argv=None) -> list[dict]:
     settings = {key: getattr(args, key) for key in ("players", "candidates", "opponents", "rules", "deals")}
     settings |= {"simulations": args.simulations, "seed": args.seed, "uct_c": UCT_C}
     records = []
-    with results_folder(args.out or "", "ismcts", settings, args.overwrite, argv) as folder:
+    with results_folder(args.out or "", "ismcts", settings, args.overwrite, command_line(argv)) as folder:
         for players in args.players:
             deals = PairedDeals.draw(args.deals, players, 1, args.seed + players)
             results, seconds = {}, {}
