@@ -2,7 +2,7 @@
 ("SB3: Action Masked PPO for Chess", its ``SB3ActionMaskWrapper``): one policy plays every seat.
 
     pip install -e ".[train]"
-    python examples/sb3_self_play.py                  # 4 players, 50,000 steps: about 2 minutes on 2 cores
+    python examples/sb3_self_play.py                  # 4 players, 50,000 steps: about a minute here
     python examples/sb3_self_play.py --steps 2000     # a smoke run
 
 The wrapper below is the tutorial's, written out so you can read it: the AEC env seen by SB3 as one

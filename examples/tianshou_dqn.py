@@ -1,7 +1,7 @@
 """Masked DQN in Tianshou on snipsnap, through Tianshou's own ``PettingZooEnv``: no adapter of ours.
 
     pip install -e ".[train,recipes]"
-    python examples/tianshou_dqn.py                   # 4 players, 30,000 env steps: about 2 minutes on 2 cores
+    python examples/tianshou_dqn.py                   # 4 players, 30,000 env steps: 12 minutes here (2 cores, shared)
     python examples/tianshou_dqn.py --steps 3000      # a smoke run
 
 Tianshou's multi-agent algorithm gives each agent its own algorithm: a DQN learns in seat 0 and Tianshou's

@@ -1,7 +1,7 @@
 """Masked PPO in TorchRL on snipsnap, through TorchRL's own ``PettingZooWrapper``: no adapter of ours.
 
     pip install -e ".[train,recipes]"
-    python examples/torchrl_ppo.py                 # 4 players, 60,000 frames: about 3 minutes on 2 cores
+    python examples/torchrl_ppo.py                 # 4 players, 60,000 frames: 13 minutes here (2 cores, shared)
     python examples/torchrl_ppo.py --frames 4000   # a smoke run
 
 One network plays every seat (parameter sharing, full self-play). TorchRL groups the agents into one group,
