@@ -14,6 +14,7 @@ per agent and opponent pool) to ``--out``.
     python -m train.matrix --players 3 4 --rules scarne --agents random most_copies --deals 2000 --out A
     python -m train.matrix --rules scarne parlett bicycle wiswell --agents random pimc:128 ppo --ray
     python -m train.matrix --players 4 6 --opponents random --train --agents pimc:128 --ray auto
+    python -m train.matrix --players 6 8 --opponents random --agents ppo --deals 2000 --variance-reduction 16
 
 An opponent pool is one agent name or several joined by ``+`` (one drawn per seat per deal).
 """
@@ -32,7 +33,7 @@ import numpy as np
 import agents
 
 from .cli import add_flag, at_least, command_line, new_parser, progress_bar, refuse_repeats, stops_cleanly
-from .evaluate import made, make_candidate, model_files
+from .evaluate import add_variance_flag, made, make_candidate, model_files
 from .paired import PairedDeals, play_candidates, summarise
 from .results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
 from .run_folder import Refused
@@ -70,6 +71,7 @@ class Settings:
     seed: int
     train: bool
     train_positions: int
+    variance_reduction: int = 0  # rollouts per lead for the control variates of train.variance (0: none)
 
     def cells(self) -> list[Cell]:
         return [Cell(n, rules, pool) for pool in self.opponents for rules in self.rules for n in self.players]
@@ -99,7 +101,9 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
             path.write_bytes(model)
             policies[TRAINED] = agents.make("ppo", path=str(path), seed=seed)
         paired = PairedDeals.draw(deals, cell.players, len(cell.pool), seed)
-        return play_candidates(policies, cell.pool, paired, cell.rules, seed)
+        return play_candidates(
+            policies, cell.pool, paired, cell.rules, seed, variance_reduction=settings.variance_reduction
+        )
 
 
 def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
@@ -154,7 +158,8 @@ def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress:
         if len(shards[cell.key]) == len(settings.shards(cell)):  # the cell is complete: merge in shard order
             done = shards.pop(cell.key)
             parts = [done[i] for i in range(len(done))]
-            merged = {name: np.concatenate([part[name] for part in parts]) for name in settings.agent_names()}
+            # deals are the last axis: (D,), or (2, D) as played and reduced with --variance-reduction
+            merged = {name: np.concatenate([part[name] for part in parts], axis=-1) for name in settings.agent_names()}
             rows = cell_rows(cell, merged)
             folder.write(cells_dir / f"{cell.key}.json", lambda p, r=rows: p.write_text(json.dumps(r, indent=1)))
             finished[cell.key] = rows
@@ -166,20 +171,27 @@ def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress:
 
 def cell_rows(cell: Cell, chips: dict[str, np.ndarray]) -> list[dict]:
     """One row per agent: chips per deal and the paired gain over most_copies, with 95% CIs."""
-    return [
-        {
-            "players": cell.players,
-            "rules": cell.rules,
-            "opponents": cell.opponents,
-            "agent": row.name,
-            "chips_per_deal": row.chips_per_deal,
-            "ci95": row.ci95,
-            "gain_over_most_copies": row.diff_vs_reference,
-            "gain_ci95": row.diff_ci95,
-            "deals": row.deals,
-        }
-        for row in summarise(chips, REFERENCE)
-    ]
+    rows = []
+    for row in summarise(chips, REFERENCE):
+        rows.append(
+            {
+                "players": cell.players,
+                "rules": cell.rules,
+                "opponents": cell.opponents,
+                "agent": row.name,
+                "chips_per_deal": row.chips_per_deal,
+                "ci95": row.ci95,
+                "gain_over_most_copies": row.diff_vs_reference,
+                "gain_ci95": row.diff_ci95,
+                "deals": row.deals,
+            }
+        )
+        if row.diff_ci95_plain is not None:  # with variance reduction: the gain as played beside the reduced one
+            rows[-1] |= {
+                "gain_over_most_copies_plain": row.diff_vs_reference_plain,
+                "gain_ci95_plain": row.diff_ci95_plain,
+            }
+    return rows
 
 
 ROW_KEYS = ("players", "rules", "opponents", "agent", "chips_per_deal", "ci95", "gain_over_most_copies", "gain_ci95")
@@ -302,6 +314,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "seed")
     job.add_argument("--train", action="store_true", help="distil a policy per cell first; it plays as 'trained'")
     job.add_argument("--train-positions", type=at_least(1), default=200_000, help="positions labelled per cell")
+    add_variance_flag(job)
     add_flag(job, "runs")
     add_flag(job, "out")
     add_ray_flags(job)
@@ -326,6 +339,7 @@ def main(argv=None) -> list[dict]:
         args.seed,
         args.train,
         args.train_positions,
+        args.variance_reduction,
     )
     try:
         for cell in settings.cells():  # fail early on a bad name or model file
@@ -336,6 +350,8 @@ def main(argv=None) -> list[dict]:
         job.error(str(error))
     require_ray(job, args)
     record = json.loads(json.dumps(asdict(settings))) | {"models": models}
+    if not settings.variance_reduction:  # only then: the folders of plain matrices keep their settings
+        del record["variance_reduction"]
     argv = command_line(argv)
     runner = start_runner(job, args)
     try:
