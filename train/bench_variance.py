@@ -20,6 +20,9 @@ def measure(candidate: str, players: int, deals: int, rollouts: int, seed: int, 
     opponents = ["random"]
     paired = PairedDeals.draw(deals, players, 1, seed)
     policies = lambda: {name: make_candidate(name, seed, tuple(opponents)) for name in ("most_copies", candidate)}  # noqa: E731
+    warm = PairedDeals.draw(8, players, 1, seed + 1)  # compile every kernel both runs use before timing either
+    play_candidates(policies(), opponents, warm, rules, seed)
+    play_candidates(policies(), opponents, warm, rules, seed, variance_reduction=rollouts)
     started = time.perf_counter()
     plain = play_candidates(policies(), opponents, paired, rules, seed)
     plain_seconds = time.perf_counter() - started
