@@ -27,7 +27,7 @@ def dealt_state(game, pack, dealer):
 @pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7, 8])
 def test_the_game_plays_every_deal_as_the_env_does(num_players):
     rng = np.random.default_rng(num_players)
-    for deal in range(200):  # 1,200 deals over the table sizes, every preset
+    for deal in range(340):  # 2,040 deals over the table sizes, every preset
         preset = PRESETS[deal % len(PRESETS)]
         game = pyspiel.load_game("python_snipsnap", {"players": num_players, "rules": preset})
         pack, dealer = rng.permutation(52), int(rng.integers(num_players))
