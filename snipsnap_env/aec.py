@@ -90,6 +90,7 @@ class raw_env(AECEnv, EzPickle):
         self.auto_forced = auto_forced
         self.info_events = info_events
         self.info_action_mask = info_action_mask
+        self._infos_deals = -1  # the deals_played the infos were last built for
         self._match = Match(self.rules, self.num_players, num_deals)
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
         self.agent_name_mapping = {agent: seat for seat, agent in enumerate(self.possible_agents)}
@@ -216,9 +217,13 @@ class raw_env(AECEnv, EzPickle):
         match = self._match
         score = list(map(float, match.score))
         self.rewards = dict(zip(self.agents, map(operator.sub, score, self._score_seen)))
+        # The infos change only when chips move or a deal ends (unless they carry the events or the mask):
+        # most turns keep the last ones, which saves building a dict per agent on every turn.
+        moved = score != self._score_seen or match.deals_played != self._infos_deals
+        if moved or self.info_events or self.info_action_mask:
+            self._set_infos(events)
         self._score_seen = score
         self._last_events = events
-        self._set_infos(events)
         if match.over:
             self.terminations = dict.fromkeys(self.agents, True)
         else:
@@ -233,7 +238,7 @@ class raw_env(AECEnv, EzPickle):
         Event records are in :attr:`last_events` (and in infos under ``info_events=True``); AgileRL's
         convention, the action mask in the info, under ``info_action_mask=True``."""
         match = self._match
-        deals = match.deals_played
+        deals = self._infos_deals = match.deals_played
         self.infos = {agent: {"chips": chips, "deals_played": deals} for agent, chips in zip(self.agents, match.chips)}
         if self.info_events:
             for info in self.infos.values():

@@ -54,6 +54,8 @@ def as_action(action) -> int:
     """``action`` as an int, if it is a whole number: an int, a numpy integer or a 0-d integer array (what
     ``action_space.sample()`` and array-returning policies give). A bool would pass for 0 or 1 and a float for
     the rank it rounds to, so both are refused by name, like any other type."""
+    if type(action) is int or type(action) is np.int64:  # the common cases first: twice a turn in env()
+        return int(action)
     if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
         return int(action)
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):

@@ -41,6 +41,7 @@ import functools
 import hashlib
 import json
 import operator
+import struct
 
 import numpy as np
 
@@ -209,7 +210,7 @@ def encode(match, seat: int) -> np.ndarray:
     played = deal.played
     raw[_HAND] = hand
     raw[_PLAYED] = played
-    raw[_UNSEEN] = [CARDS_PER_RANK - h - p for h, p in zip(hand, played)]
+    raw[_UNSEEN] = map(operator.sub, _FULL_RANKS, map(operator.add, hand, played))
     if deal.is_lead:
         raw[_IS_LEAD] = 1.0
     else:
@@ -230,9 +231,8 @@ def encode(match, seat: int) -> np.ndarray:
         raw[_FEWEST_LED : _FEWEST_LED + n] = in_seat_order(fewest)
     raw[_POT] = deal.pot
     raw[_DEALS_LEFT] = (match.num_deals - match.deals_played + deal.over) / match.num_deals
-    obs = np.fromiter(raw, np.float32, OBS_DIM)  # (a shade faster than np.array on a list)
-    obs *= SCALE
-    return obs
+    # struct packs a list of floats into float32 bytes in one C call: faster than np.fromiter or np.array
+    return np.frombuffer(_PACK(*raw), np.float32) * SCALE
 
 
 def _lead_record(deal) -> tuple[list, list, list]:
@@ -267,6 +267,8 @@ _IN_SEAT_ORDER = {  # [n][seat](per_seat_list) -> the values for relative slots 
     n: [operator.itemgetter(*[(seat + i) % n for i in range(n)]) for seat in range(n)]
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
+_FULL_RANKS = (CARDS_PER_RANK,) * NUM_RANKS
+_PACK = struct.Struct(f"{OBS_DIM}f").pack
 _HAND, _PLAYED, _UNSEEN, _RULES = SLICES["hand"], SLICES["played"], SLICES["unseen"], SLICES["rules"]
 _OPEN_RANK, _IS_LEAD, _SET_CARDS, _WOULD_PENALISE = (
     _at("open_rank"),

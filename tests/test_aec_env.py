@@ -247,6 +247,23 @@ def test_infos_are_numbers_with_the_same_keys_every_step(num_players):
         env.step(None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[0]))
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_infos_follow_the_match_at_every_step(preset):
+    """The infos are rebuilt only when chips move or a deal ends: at every step they still say the match's
+    chips and deals, for every preset (chips off too) over matches of several deals."""
+    for seed in range(6):
+        env = snipsnap_env.env(num_players=3 + seed, rules=preset, num_deals=3)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        match = env.unwrapped.match
+        for agent in env.agent_iter():
+            for live, info in env.infos.items():
+                seat = env.unwrapped.agent_name_mapping[live]
+                assert info == {"chips": match.chips[seat], "deals_played": match.deals_played}
+            obs, _, terminated, truncated, _ = env.last()
+            env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
 def test_the_action_mask_is_in_infos_on_request():
     """AgileRL's convention: the mask in the info, beside the observation's."""
     env = snipsnap_env.env(num_players=4, info_action_mask=True)
