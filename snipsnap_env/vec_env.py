@@ -134,6 +134,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self.weights = np.full(len(self.opponents or [None]), 1.0 / len(self.opponents or [None]))
         self._learner: Networks | None = None
         self.gains, self.gain_counts = np.zeros(len(self.weights)), np.zeros(len(self.weights))
+        self.running_gains = None  # a trainer's memory of them (prioritised self-play): pickled with the env
         self._values = None
         self._is_network = np.array([_plays_in_kernel(p) for p in self.opponents or [None]])
         self._nets, self._offsets, self._counts = stack([]), np.zeros(len(self._is_network), np.int64), None

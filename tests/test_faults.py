@@ -261,3 +261,30 @@ def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path
     resumed = load_policy(tmp_path / "cut" / "r" / "final_model.zip")[0].state_dict()
     assert whole.keys() == resumed.keys()
     assert all(torch.equal(whole[name], resumed[name]) for name in whole), "the resumed run went another way"
+
+
+LEAGUE = ["--opponents", "most_copies", "self", "snapshot", "--snapshot-every", "300", "--pfsp", "1"]
+LEAGUE += ["--pure-tables", "0.5", "--rollout-policy", "self", "--critic-rollouts", "2"]
+
+
+def test_a_killed_and_resumed_league_run_ends_exactly_as_the_uninterrupted_one(tmp_path):
+    """The league's state lives where a resume point keeps it: the snapshots taken and when the next is due,
+    and prioritised self-play's running gains (a resume had added a snapshot and forgotten the gains)."""
+    import torch
+
+    steps = 2048
+    args = lambda runs, *extra: run_args(runs, steps, *LEAGUE, *extra)  # noqa: E731
+    whole = subprocess.run(
+        [sys.executable, "-m", "train.train_ppo", *args(tmp_path / "whole")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    cut = run_killed_at("rollout", 1100, "SIGKILL", args(tmp_path / "cut"))
+    assert cut.returncode != 0 and "trained" not in cut.stdout, "the run ended before it was killed"
+    train_ppo.main(args(tmp_path / "cut", "--resume"))
+    whole = load_policy(tmp_path / "whole" / "r" / "final_model.zip")[0].state_dict()
+    resumed = load_policy(tmp_path / "cut" / "r" / "final_model.zip")[0].state_dict()
+    assert all(torch.equal(whole[name], resumed[name]) for name in whole), "the resumed league run went another way"

@@ -205,7 +205,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
             state.point = resume_point.capture(model)
         remaining = args.total_timesteps - model.num_timesteps
         if remaining > 0:
-            snapshots = first_snapshots(training_pool(model.get_env()), model)  # before the env's first deal
+            snapshots = first_snapshots(training_pool(model.get_env()), model, args.snapshot_every)
             seat_the_learner(model.get_env(), model)  # the rollouts may seat it from the first deal
             model.learn(
                 remaining,

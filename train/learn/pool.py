@@ -78,19 +78,20 @@ class Priorities:
 
     def __init__(self, temperature: float, floor: float = 0.25, memory: float = 0.8):
         self.temperature, self.floor, self.memory = temperature, floor, memory
-        self.gains: dict[int, np.ndarray] = {}  # table index -> running gain per member (NaN: none yet)
 
     def update(self, tables) -> list[np.ndarray | None]:
-        """Fold the gains each table booked since the last update into its running gains, and set its weights
+        """Fold the gains each table booked since the last update into its running gains (``running_gains``,
+        NaN for a member not met yet: kept on the table, so a resume point has them), and set its weights
         from them: one array per table (None for a table with no gain known yet, whose weights stay)."""
         out = []
-        for index, table in enumerate(tables):
+        for table in tables:
             counts = table.gain_counts.copy()
             latest = np.where(counts > 0, table.gains / np.maximum(counts, 1), np.nan)
             table.gains[:], table.gain_counts[:] = 0.0, 0.0
-            old = self.gains.get(index, np.full(len(latest), np.nan))
+            old = getattr(table, "running_gains", None)  # None: none yet (or an env pickled before they were kept)
+            old = np.full(len(latest), np.nan) if old is None else old
             mixed = np.where(np.isnan(old), latest, self.memory * old + (1 - self.memory) * latest)
-            gain = self.gains[index] = np.where(np.isnan(latest), old, mixed)
+            gain = table.running_gains = np.where(np.isnan(latest), old, mixed)
             if np.isnan(gain).all():
                 out.append(None)
                 continue
@@ -107,27 +108,22 @@ def pool_upkeep(snapshots: list, every: int, pfsp: float):
     ``pfsp`` > 0 the draw weights of :class:`Priorities` (logged as ``pool/<N>p_weight_<member>``)."""
     from stable_baselines3.common.callbacks import BaseCallback
 
+    from .snapshots import take_due_snapshots
+
     class PoolUpkeep(BaseCallback):
         def __init__(self):
             super().__init__()
-            self.next_snapshot = 0
             self.priorities = Priorities(pfsp) if pfsp > 0 else None
 
-        def _on_training_start(self) -> None:
-            self.next_snapshot = self.num_timesteps + every
-
         def _on_rollout_start(self) -> None:
-            if snapshots and self.num_timesteps >= self.next_snapshot:
-                self.next_snapshot = self.num_timesteps + every
-                for pool in snapshots:
-                    pool.add(self.model)
+            take_due_snapshots(snapshots, self.model, every)
             env = self.model.get_env()
             seat_the_learner(env, self.model)
             tables = tables_of(env)
             if self.priorities is not None and tables:
                 self.priorities.update(tables)
-                for index, table in enumerate(tables):
-                    n, gains = table.batch.num_players, self.priorities.gains[index]
+                for table in tables:
+                    n, gains = table.batch.num_players, table.running_gains
                     names = [getattr(m, "name", str(m)) for m in table.opponents or ()]
                     for name, weight, gain in zip(names, table.weights, gains):
                         self.logger.record(f"pool/{n}p_weight_{name}", float(weight))

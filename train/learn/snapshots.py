@@ -3,8 +3,9 @@
 A seat drawn as ``snapshot`` is played by earlier versions of the policy being trained (fictitious self-play:
 the learner meets its own past, not only its present). Every ``--snapshot-every`` timesteps, where a rollout
 starts, the current policy is copied and kept; each decision of a snapshot seat is made greedily by one kept
-copy drawn uniformly. The first copy is taken when training starts, so the pool is never empty. Snapshots
-live in memory only: a resumed run starts its pool again from the resumed policy.
+copy drawn uniformly. The first copy is taken when training starts, so the pool is never empty. The copies
+and the timestep of the next one belong to the member, which sits in the training env: a resume point pickles
+that env, so a resumed run has the uninterrupted run's copies and takes its next one when that run would.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Snapshots(agents.Policy):
         self.in_kernel = in_kernel  # rank-shared copies, which the kernel plays (an MLP's play through torch)
         self.kept: list[LivePolicy] = []
         self._networks: list = []
+        self.next_at = 0  # the timestep from which the next rollout start takes a copy
 
     def add(self, model) -> None:
         """Keep a frozen copy of ``model``'s policy (a MaskablePPO model)."""
@@ -68,10 +70,21 @@ class _Holder:
         self.policy, self.device = policy, device
 
 
-def first_snapshots(pool: list, model) -> list[Snapshots]:
+def first_snapshots(pool: list, model, every: int) -> list[Snapshots]:
     """The Snapshots in ``pool``, each given ``model``'s policy as its first copy (before the env's first reset
-    deals: the snapshot seats play from the start)."""
+    deals: the snapshot seats play from the start) unless it has copies already — a resumed env's own — and
+    the next copy due ``every`` timesteps on."""
     snapshots = [member for member in pool if isinstance(member, Snapshots)]
     for member in snapshots:
-        member.add(model)
+        if not member.kept:
+            member.add(model)
+            member.next_at = model.num_timesteps + every
     return snapshots
+
+
+def take_due_snapshots(snapshots: list[Snapshots], model, every: int) -> None:
+    """Where a rollout starts: a copy of ``model``'s policy for each member whose next copy is due."""
+    for member in snapshots:
+        if model.num_timesteps >= member.next_at:
+            member.add(model)
+            member.next_at = model.num_timesteps + every
