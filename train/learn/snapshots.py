@@ -85,6 +85,6 @@ def first_snapshots(pool: list, model, every: int) -> list[Snapshots]:
 def take_due_snapshots(snapshots: list[Snapshots], model, every: int) -> None:
     """Where a rollout starts: a copy of ``model``'s policy for each member whose next copy is due."""
     for member in snapshots:
-        if model.num_timesteps >= member.next_at:
+        if model.num_timesteps >= getattr(member, "next_at", 0):  # (a member pickled before it kept next_at)
             member.add(model)
             member.next_at = model.num_timesteps + every
