@@ -231,7 +231,9 @@ train_ppo.main(sys.argv[4:])
 
 def run_killed_at(point: str, at: int, signal_name: str, argv: list[str]) -> subprocess.CompletedProcess:
     command = [sys.executable, "-c", KILLED_AT, point, str(at), signal_name, *argv]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # as start_training: a SIGINT the tests' shell ignores (a background job's) would otherwise be ignored here
+    reset = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=reset)
 
 
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
