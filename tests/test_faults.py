@@ -51,10 +51,14 @@ def start_training(runs: Path, steps: int = 10_000_000) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        # Ctrl-C reaches the run even when the tests run as a background job (a shell's `&` ignores SIGINT,
-        # and Python then installs no KeyboardInterrupt handler in the child)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_sigint,
     )
+
+
+def default_sigint() -> None:
+    """A child's preexec_fn: Ctrl-C reaches the run even when the tests run as a background job (a shell's `&`
+    ignores SIGINT, and Python then installs no KeyboardInterrupt handler in the child)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_checkpoints(run: Path, count: int, process: subprocess.Popen, timeout: float = 120) -> None:
@@ -231,9 +235,27 @@ train_ppo.main(sys.argv[4:])
 
 def run_killed_at(point: str, at: int, signal_name: str, argv: list[str]) -> subprocess.CompletedProcess:
     command = [sys.executable, "-c", KILLED_AT, point, str(at), signal_name, *argv]
-    # as start_training: a SIGINT the tests' shell ignores (a background job's) would otherwise be ignored here
-    reset = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=reset)
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=default_sigint)
+
+
+def killed_and_resumed(tmp_path: Path, point: str, at: int, signal_name: str, *extra: str):
+    """An uninterrupted run of 2,048 steps in a fresh process, and one killed there at ``point``/``at`` and
+    resumed in this one: the stdout of the killed part, and both final networks' state dicts."""
+    steps = 2048
+    whole = subprocess.run(
+        [sys.executable, "-m", "train.train_ppo", *run_args(tmp_path / "whole", steps, *extra)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    cut = run_killed_at(point, at, signal_name, run_args(tmp_path / "cut", steps, *extra))
+    assert cut.returncode != 0 and "trained" not in cut.stdout, "the run ended before it was killed"
+    train_ppo.main(run_args(tmp_path / "cut", steps, *extra, "--resume"))
+    whole = load_policy(tmp_path / "whole" / "r" / "final_model.zip")[0].state_dict()
+    resumed = load_policy(tmp_path / "cut" / "r" / "final_model.zip")[0].state_dict()
+    return cut, whole, resumed
 
 
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
@@ -246,21 +268,8 @@ def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path
     import torch
 
     numba.get_num_threads()  # this process has started numba's threads, as one that ran kernels has
-    steps = 2048
-    whole = subprocess.run(
-        [sys.executable, "-m", "train.train_ppo", *run_args(tmp_path / "whole", steps)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert whole.returncode == 0, whole.stdout + whole.stderr
-    cut = run_killed_at(point, at, signal_name, run_args(tmp_path / "cut", steps))
-    assert cut.returncode != 0 and "trained" not in cut.stdout, "the run ended before it was killed"
+    cut, whole, resumed = killed_and_resumed(tmp_path, point, at, signal_name)
     assert ("interrupted: saved" in cut.stdout) == (signal_name == "SIGINT"), cut.stdout + cut.stderr
-    train_ppo.main(run_args(tmp_path / "cut", steps, "--resume"))
-    whole = load_policy(tmp_path / "whole" / "r" / "final_model.zip")[0].state_dict()
-    resumed = load_policy(tmp_path / "cut" / "r" / "final_model.zip")[0].state_dict()
     assert whole.keys() == resumed.keys()
     assert all(torch.equal(whole[name], resumed[name]) for name in whole), "the resumed run went another way"
 
@@ -274,19 +283,5 @@ def test_a_killed_and_resumed_league_run_ends_exactly_as_the_uninterrupted_one(t
     and prioritised self-play's running gains (a resume had added a snapshot and forgotten the gains)."""
     import torch
 
-    steps = 2048
-    args = lambda runs, *extra: run_args(runs, steps, *LEAGUE, *extra)  # noqa: E731
-    whole = subprocess.run(
-        [sys.executable, "-m", "train.train_ppo", *args(tmp_path / "whole")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert whole.returncode == 0, whole.stdout + whole.stderr
-    cut = run_killed_at("rollout", 1100, "SIGKILL", args(tmp_path / "cut"))
-    assert cut.returncode != 0 and "trained" not in cut.stdout, "the run ended before it was killed"
-    train_ppo.main(args(tmp_path / "cut", "--resume"))
-    whole = load_policy(tmp_path / "whole" / "r" / "final_model.zip")[0].state_dict()
-    resumed = load_policy(tmp_path / "cut" / "r" / "final_model.zip")[0].state_dict()
+    _, whole, resumed = killed_and_resumed(tmp_path, "rollout", 1100, "SIGKILL", *LEAGUE)
     assert all(torch.equal(whole[name], resumed[name]) for name in whole), "the resumed league run went another way"

@@ -43,6 +43,11 @@ class Snapshots(agents.Policy):
         if self.in_kernel:
             self._networks.append(NumpyActor(frozen).networks())
 
+    def take(self, model, every: int) -> None:
+        """Keep a copy of ``model``'s policy now, and the next one due ``every`` timesteps on."""
+        self.add(model)
+        self.next_at = model.num_timesteps + every
+
     def kernel_playable(self) -> bool:
         """Whether the kernel plays these copies (rank-shared networks); else they play through torch."""
         return self.in_kernel
@@ -77,8 +82,7 @@ def first_snapshots(pool: list, model, every: int) -> list[Snapshots]:
     snapshots = [member for member in pool if isinstance(member, Snapshots)]
     for member in snapshots:
         if not member.kept:
-            member.add(model)
-            member.next_at = model.num_timesteps + every
+            member.take(model, every)
     return snapshots
 
 
@@ -86,5 +90,4 @@ def take_due_snapshots(snapshots: list[Snapshots], model, every: int) -> None:
     """Where a rollout starts: a copy of ``model``'s policy for each member whose next copy is due."""
     for member in snapshots:
         if model.num_timesteps >= getattr(member, "next_at", 0):  # (a member pickled before it kept next_at)
-            member.add(model)
-            member.next_at = model.num_timesteps + every
+            member.take(model, every)
