@@ -5,7 +5,7 @@ microseconds of dispatch and thread hand-offs (issue: a learned seat made an AEC
 scripted one); the same arithmetic in numpy, on weights copied once, costs a tenth of that. The twin reads
 the layers of :class:`agents.rank_policy.RankSharedHead` (or of SB3's MLP actor) from the torch network and
 reproduces its forward: the same logits up to float32 rounding (a test compares them), so greedy choices
-agree wherever two logits are not within rounding of each other.
+agree wherever two logits are not within rounding of each other (:func:`greedy_actions` asks torch there).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from snipsnap_env.observation import SLICES
 
 _CONTEXT_START = kernel_network.CONTEXT_START  # as RankSharedHead reads them: the per-rank fields, then the table
 _COMPILED_ROWS = 8  # up to this many rows the compiled loops beat numpy's per-call overheads
+ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
 
 
 def _layers(sequential) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -137,3 +138,24 @@ def greedy_rows(logits, legal, rounding):
         gap = logits[b, best] - second
         close[b] = 0 < gap < rounding
     return actions, close
+
+
+def greedy_actions(logits: np.ndarray, legal: np.ndarray, rng: np.random.Generator, exact_logits=None) -> np.ndarray:
+    """Each row's legal action with the highest of ``logits`` (the twin's), one of equal ones drawn uniformly
+    with ``rng``: ranks the observation cannot tell apart (the same copies held, played, unseen) have equal
+    logits, and always playing the lowest of them is a convention the other seats exploit (at a 6-player table
+    of the shipped model's copies a most_copies player out-earned it by half a chip a deal; breaking ties at
+    random, it out-earns a most_copies player). ``exact_logits(rows)``: the torch network's logits of those
+    rows, which decide where the two best differ by less than float32 rounding."""
+    actions, close = greedy_rows(logits, legal, ROUNDING)
+    if exact_logits is not None and close.any():  # only near-ties go to torch: an exact tie is a tie there too
+        rows = np.flatnonzero(close)
+        actions[rows] = np.where(legal[rows], exact_logits(rows), -np.inf).argmax(axis=1)
+    chosen = logits[np.arange(len(actions)), actions]
+    tied = legal & (logits == chosen[:, None])
+    counts = tied.sum(axis=1)
+    rows = np.flatnonzero(counts > 1)
+    if rows.size:
+        k = (rng.random(len(rows)) * counts[rows]).astype(np.int64)
+        actions[rows] = (tied[rows].cumsum(axis=1) > k[:, None]).argmax(axis=1)
+    return actions

@@ -21,10 +21,9 @@ from snipsnap_env.state import CRITIC_INPUTS
 
 from .base import Policy, check_masks
 from .model_file import describe, is_policy_file, load_policy, save_policy
-from .numpy_actor import NumpyActor, greedy_rows
+from .numpy_actor import NumpyActor, greedy_actions
 
 _EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
-_ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
@@ -190,17 +189,13 @@ class PPOPolicy(Policy):
             )
 
     def greedy(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The legal action with the highest logit (the masked softmax's argmax; the lowest of tied ranks): from
-        the numpy twin, and from torch for the rare rows whose two best logits differ by less than float32
-        rounding, so the choice is the torch network's own. Ranks with equal features count as tied (torch may
-        round their logits a few ulps apart), and the lowest of them is played."""
+        """The legal action with the highest logit (the masked softmax's mode), from the numpy twin, and from
+        torch for the rare rows whose two best logits differ by less than float32 rounding, so the choice is the
+        torch network's own. Ranks the observation cannot tell apart have equal logits: one of them is drawn
+        uniformly with the policy's generator (:func:`agents.numpy_actor.greedy_actions`)."""
         legal = check_masks(mask)
-        actions, close = greedy_rows(self.logits(obs), legal, _ROUNDING)
-        if close.any():  # an exact tie is one in torch too (equal features): only near-ties go to torch
-            rows = np.flatnonzero(close)
-            logits = np.where(legal[rows], self.torch_logits(np.asarray(obs)[rows]), -np.inf)
-            actions[rows] = logits.argmax(axis=1)
-        return actions
+        obs = np.asarray(obs)
+        return greedy_actions(self.logits(obs), legal, self.rng, lambda rows: self.torch_logits(obs[rows]))
 
     def kernel_playable(self) -> bool:
         """Whether the kernel can play this policy in compiled code (:meth:`networks`): greedy, rank-shared with

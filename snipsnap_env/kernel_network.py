@@ -3,7 +3,9 @@
 A rollout that seats a learned player (an opponent model, a frozen snapshot, the learner itself) plays it
 here, in the same compiled loop as the scripted seats, instead of handing every decision back to torch: the
 seat is observed by :func:`snipsnap_env.kernel_observe.observe` and its lead is the highest logit of the
-network's action head (lowest rank on ties, as torch's argmax), reproduced in plain loops over its weights.
+network's action head, reproduced in plain loops over its weights. Ranks the seat's observation cannot tell
+apart (the same copies held, played and unseen) get equal logits; one of them is drawn uniformly at random, as
+:class:`agents.ppo.PPOPolicy` does: a fixed convention (always the lowest) is one the other seats exploit.
 
 The networks are :class:`agents.rank_policy.RankSharedHead`'s shape (a table summary, one rank scorer with
 one hidden layer, a pass logit), stacked along a first axis: ``NETWORK + k`` as a seat's policy code plays
@@ -24,7 +26,7 @@ from .cards import CARDS_PER_RANK, NUM_RANKS
 from .jit_cache import drop_if_sources_changed
 from .kernel import choose_lead, play_until_choice
 from .kernel_observe import observe
-from .kernel_state import TO_ACT, WINNER, inline, jit
+from .kernel_state import TO_ACT, WINNER, _splitmix, inline, jit
 from .observation import OBS_DIM, PER_RANK, SLICES
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
@@ -163,18 +165,45 @@ def logits_rows(obs, k, nets, out):
 
 
 @inline
-def greedy(logits, mask):
-    """The legal action with the highest logit, the lowest of equal ones (torch's argmax)."""
-    best = -1
+def best_and_ties(logits, mask):
+    """The lowest legal action with the highest logit, and how many legal actions share that logit."""
+    best, ties = -1, 0
     for a in range(logits.shape[0]):
-        if mask[a] and (best < 0 or logits[a] > logits[best]):
-            best = a
+        if not mask[a]:
+            continue
+        if best < 0 or logits[a] > logits[best]:
+            best, ties = a, 1
+        elif logits[a] == logits[best]:
+            ties += 1
+    return best, ties
+
+
+@inline
+def tied(logits, mask, best, k):
+    """The ``k``-th (from 0) legal action whose logit equals ``logits[best]``."""
+    for a in range(logits.shape[0]):
+        if mask[a] and logits[a] == logits[best]:
+            if k == 0:
+                return a
+            k -= 1
     return best
 
 
+@inline
+def greedy(logits, mask, rng, stream):
+    """The legal action with the highest logit, one of equal ones uniformly at random (a draw from
+    ``rng[stream]`` only when there is a tie)."""
+    best, ties = best_and_ties(logits, mask)
+    if ties <= 1:
+        return best
+    rng[stream], draw = _splitmix(rng[stream])
+    return tied(logits, mask, best, int(draw * ties))
+
+
 @jit
-def network_actions(obs, mask, which, nets):
-    """Row ``b``'s greedy action by network ``which[b]`` (a forced turn without computing logits)."""
+def network_actions(obs, mask, which, nets, draws):
+    """Row ``b``'s greedy action by network ``which[b]`` (a forced turn without computing logits), the tied best
+    picked by ``draws[b]`` (uniform on [0, 1))."""
     actions = np.empty(obs.shape[0], np.int64)
     logits = np.empty(mask.shape[1], np.float32)
     for b in range(obs.shape[0]):
@@ -187,7 +216,8 @@ def network_actions(obs, mask, which, nets):
             actions[b] = only
             continue
         logits_into(obs[b], which[b], nets, logits)
-        actions[b] = greedy(logits, mask[b])
+        best, ties = best_and_ties(logits, mask[b])
+        actions[b] = best if ties <= 1 else tied(logits, mask[b], best, int(draws[b] * ties))
     return actions
 
 
@@ -212,6 +242,6 @@ def play_out_observed(holding, hand_size, played, public, deal_score, policies, 
         if code >= NETWORK:
             observe(holding, hand_size, played, public, deal_score, seat, template, rules, obs, mask)
             logits_into(obs, code - NETWORK, nets, logits)
-            lead = greedy(logits, mask)
+            lead = greedy(logits, mask, rng, 1 + seat)  # the stream a scripted seat would draw from
         else:
             lead = choose_lead(holding, played, seat, code, rng, 1 + seat, rules)

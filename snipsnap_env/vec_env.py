@@ -332,7 +332,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
                 continue
             if self._is_network[index]:  # the network the rollouts play too, in compiled code
                 which = self._offsets[index] + self._seat_copy[sel, seats[at]]
-                actions[sel] = network_actions(obs[sel], mask[sel], which, self._nets)
+                actions[sel] = network_actions(obs[sel], mask[sel], which, self._nets, self.rng.random(len(sel)))
             else:
                 actions[sel] = policy.act_batch(obs[sel], mask[sel])
         return actions

@@ -51,10 +51,10 @@ def network_decision_us(players: int, rows: int = 4096) -> float:
 
     nets = agents.make("ppo").networks()
     obs, mask = BatchEnv(rows, players, seed=3).reset()
-    which = np.zeros(rows, np.int64)
-    network_actions(obs[:2], mask[:2], which[:2], nets)  # compile
+    which, draws = np.zeros(rows, np.int64), np.random.default_rng(3).random(rows)
+    network_actions(obs[:2], mask[:2], which[:2], nets, draws[:2])  # compile
     start = time.perf_counter()
-    network_actions(obs, mask, which, nets)
+    network_actions(obs, mask, which, nets, draws)
     return (time.perf_counter() - start) / rows * 1e6
 
 

@@ -203,7 +203,7 @@ class Args:
             )
 
 
-STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume")
+STREAMS = ("env", "opponents", "evaluation deals", "evaluation opponents", "network", "resume", "learner ties")
 
 
 def stream_seed(seed: int, name: str, *index: int) -> int:

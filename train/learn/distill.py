@@ -201,7 +201,7 @@ def distill(model, args, log=print) -> dict:
     per_table = max(args.teacher_positions // (len(sizes) * (1 + args.teacher_rounds)), 1)
     data_obs, data_mask, data_values, report = [], [], [], {"rounds": []}
     for round_ in range(1 + args.teacher_rounds):
-        learner = None if round_ == 0 else LivePolicy(model)
+        learner = None if round_ == 0 else LivePolicy(model, seed=args.seed * 1000 + round_)
         if round_ == 0 and args.progress:
             log("labelling positions (a fresh install first compiles the rules kernel: up to 2 minutes at 0%)")
         bar = progress_bar(total=per_table * len(sizes), desc=f"labelling (round {round_})", disable=not args.progress)

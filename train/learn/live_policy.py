@@ -6,13 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 import agents
+from agents.numpy_actor import NumpyActor, greedy_actions
 
 
 class LivePolicy(agents.Policy):
-    """The model being trained, as a greedy policy (for evaluation during training)."""
+    """The model being trained, as a greedy policy (for evaluation during training): the choices a model file
+    saved now would make, ties between ranks the observation cannot tell apart broken at random
+    (:func:`agents.numpy_actor.greedy_actions`)."""
 
-    def __init__(self, model):
-        super().__init__(None)
+    def __init__(self, model, seed: int | None = None):
+        super().__init__(seed)
         self.model = model
 
     def act_batch(self, obs, mask):
@@ -20,7 +23,14 @@ class LivePolicy(agents.Policy):
         hands has a wider observation space than the (B, OBS_DIM) observations played here)."""
         import torch
 
-        with torch.no_grad():
-            obs_t = torch.as_tensor(np.asarray(obs, np.float32), device=self.model.device)
-            distribution = self.model.policy.get_distribution(obs_t, action_masks=np.asarray(mask, bool))
-            return distribution.distribution.probs.argmax(dim=1).cpu().numpy().astype(np.int64)
+        obs = np.asarray(obs, np.float32)
+        legal = np.asarray(mask, bool)
+        network = self.model.policy
+        actor = NumpyActor(network)  # the weights as they are now: the model changes between calls
+
+        def exact_logits(rows):
+            with torch.no_grad():
+                x = torch.as_tensor(obs[rows], device=self.model.device)
+                return network.get_distribution(x, action_masks=legal[rows]).distribution.logits.cpu().numpy()
+
+        return greedy_actions(actor.logits(obs), legal, self.rng, exact_logits)

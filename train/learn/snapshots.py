@@ -39,7 +39,7 @@ class Snapshots(agents.Policy):
         frozen = type(policy)(**policy._get_constructor_parameters()).to(model.device)
         frozen.load_state_dict(policy.state_dict())
         frozen.set_training_mode(False)
-        self.kept.append(LivePolicy(_Holder(frozen, model.device)))
+        self.kept.append(LivePolicy(_Holder(frozen, model.device), seed=int(self.rng.integers(2**63))))
         if self.in_kernel:
             self._networks.append(NumpyActor(frozen).networks())
 
