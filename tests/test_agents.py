@@ -80,8 +80,17 @@ def test_an_empty_mask_is_a_clear_error():
 
 
 def test_the_learned_policys_greedy_fast_path_decides_as_its_probabilities_do():
+    """The most probable action; among ranks the observation cannot tell apart (equal up to torch's rounding),
+    each about equally often."""
     pytest.importorskip("sb3_contrib")
-    player = agents.make("ppo")
+    player = agents.make("ppo", seed=0)
     for n in (3, 6, 8):
         obs, mask = BatchEnv(2048, n, seed=n).reset()
-        assert np.array_equal(player.act_batch(obs, mask), player.probabilities(obs, mask).argmax(axis=1))
+        probs = player.probabilities(obs, mask)
+        actions = player.act_batch(obs, mask)
+        chosen = probs[np.arange(len(obs)), actions]
+        assert np.all(chosen >= probs.max(axis=1) * (1 - 1e-5))
+        best = probs >= probs.max(axis=1, keepdims=True) * (1 - 1e-5)
+        ties = best.sum(axis=1)
+        lowest = best.argmax(axis=1) == actions
+        assert abs(lowest[ties > 1].mean() - (1 / ties[ties > 1]).mean()) < 0.05  # the lowest as often as any other

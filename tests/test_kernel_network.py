@@ -102,7 +102,8 @@ def test_network_actions_are_the_models_greedy_choices_and_draw_among_ties():
     for _ in range(20):
         which = np.arange(len(obs)) % 2
         actions = network_actions(obs, mask, which, nets, rng.random(len(obs)))
-        logits = np.where(mask > 0, np.where((which == 0)[:, None], model.logits(obs), scratch_model.logits(obs)), -np.inf)
+        either = np.where((which == 0)[:, None], model.logits(obs), scratch_model.logits(obs))
+        logits = np.where(mask > 0, either, -np.inf)
         best = logits[np.arange(len(obs)), actions] == logits.max(axis=1)
         assert best.mean() > 0.999  # near-ties within float32 rounding go to torch in the models
         obs, mask, *_ = env.step(actions)

@@ -63,8 +63,8 @@ def test_greedy_rows_picks_the_lowest_of_equal_best_legal_logits_and_flags_near_
 
 def test_the_shipped_models_greedy_choice_is_torchs_where_ranks_differ():
     # torch may round two ranks with equal features (equal by construction) a few ulps apart, even in one row;
-    # the twin keeps them equal and takes the lower rank. Every other choice is torch's own, near-ties included.
-    policy = agents.make("ppo")
+    # the twin keeps them equal and draws among them. Every other choice is torch's own, near-ties included.
+    policy = agents.make("ppo", seed=0)
     columns = policy._actor.rank_columns
     for n in (3, 6, 8):
         obs, mask = positions(n, 150, seed=10 + n)
@@ -72,7 +72,27 @@ def test_the_shipped_models_greedy_choice_is_torchs_where_ranks_differ():
         features = obs[:, columns]  # (B, 13, 4)
         first_same = (features[:, :, None] == features[:, None]).all(axis=-1).argmax(axis=2)
         logits[:, :13] = np.take_along_axis(logits[:, :13], first_same, axis=1)
-        expected = np.where(mask > 0, logits, -np.inf).argmax(axis=1)
-        np.testing.assert_array_equal(policy.greedy(obs, mask), expected)
+        legal_logits = np.where(mask > 0, logits, -np.inf)
+        best = legal_logits == legal_logits.max(axis=1, keepdims=True)
         single = [policy({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)]
-        np.testing.assert_array_equal(single, expected)
+        for actions in (policy.greedy(obs, mask), single):
+            assert best[np.arange(len(obs)), actions].all()
+        unique = best.sum(axis=1) == 1
+        assert unique.any() and (~unique).any()
+        np.testing.assert_array_equal(policy.greedy(obs, mask)[unique], legal_logits.argmax(axis=1)[unique])
+
+
+def test_greedy_actions_draw_uniformly_among_equal_best_logits_and_repeat_with_the_seed():
+    from agents.numpy_actor import greedy_actions
+
+    logits = np.tile(np.array([[3.0, 1.0, 3.0, 3.0, 2.0]], np.float32), (6000, 1))
+    legal = np.tile(np.array([[True, True, True, True, False]]), (6000, 1))
+    legal[:3000, 3] = False  # half the rows tie two actions, half three
+    actions = greedy_actions(logits, legal, np.random.default_rng(1))
+    for rows, tied in ((slice(0, 3000), [0, 2]), (slice(3000, None), [0, 2, 3])):
+        counts = np.array([(actions[rows] == a).sum() for a in tied])
+        assert counts.sum() == 3000 and np.all(np.abs(counts / 3000 - 1 / len(tied)) < 0.04), counts
+    np.testing.assert_array_equal(actions, greedy_actions(logits, legal, np.random.default_rng(1)))
+    near = np.array([[1.0, 1.0 + 5e-5, 0.0]], np.float32)  # a near-tie: the exact logits decide, no draw
+    exact = lambda rows: np.array([[2.0, 1.0, 0.0]])  # noqa: E731
+    assert greedy_actions(near, np.ones((1, 3), bool), np.random.default_rng(0), exact) == [0]

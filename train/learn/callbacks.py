@@ -70,7 +70,7 @@ class PairedEvaluation(_callback_base()):
                 play_paired(agents.make(name, seed=args.seed), self._pool(), self.deals, args.rules)
                 for name in ("random", "most_copies")
             ]
-        learner = LivePolicy(self.model, seed=stream_seed(args.seed, "learner ties"))  # the same draws at every evaluation
+        learner = LivePolicy(self.model, seed=stream_seed(args.seed, "learner ties"))  # the same draws each time
         chips = play_paired(learner, self._pool(), self.deals, args.rules)
         (mean, ci), (gain, gain_ci) = [mean_ci(chips - base) for base in self.reference_chips]
         self.logger.record("eval/chips_per_deal", float(chips.mean()))
