@@ -21,7 +21,8 @@ sampled hand holds no more than its fewest shown (``fewest_led`` in the observat
 :func:`_respect_caps`). Seats modelled as random get the uniform deal given the counts above.
 
 Candidates. Untouched ranks that the player holds equally often are interchangeable under that belief,
-so there are at most four candidates: lead a rank held once, twice, three or four times.
+so there are at most four candidates: lead a rank held once, twice, three or four times. Which rank of a
+group it leads is drawn uniformly (a player who always led the lowest would be one its opponents can read).
 
 >>> import agents, numpy as np
 >>> from snipsnap_env.batch import BatchEnv
@@ -219,7 +220,7 @@ class PIMC(LeadSearch):
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
         ).any():
             raise ValueError("pimc searches leads only: every row with more than one legal action must be a lead")
-        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS])
+        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS], self.rng)
         if seated is None:
             policies = np.stack([policy_codes([self.rollout_policy] + [model] * (n - 1)) for model in self._models])
         else:
@@ -251,12 +252,16 @@ def fewest_led(obs: np.ndarray, n: int) -> np.ndarray:
     return np.where(obs[:, SLICES["leads"]][:, :n] > 0, fewest, NOT_LED)
 
 
-def candidates_by_copies(own: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """One representative legal rank (the lowest) for each number of copies held: (B, 13) bool."""
+def candidates_by_copies(own: np.ndarray, legal: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+    """One representative legal rank for each number of copies held: (B, 13) bool. With ``rng`` it is drawn
+    uniformly among the ranks held that often (the one a search player leads: always the lowest would be a
+    convention its opponents exploit, see :func:`agents.numpy_actor.greedy_actions`); without, the lowest."""
     candidates = np.zeros(legal.shape, bool)
     rows = np.arange(len(own))
+    draws = None if rng is None else rng.random(legal.shape)
     for copies in range(1, CARDS_PER_RANK + 1):
         group = legal & (own == copies)
         has = group.any(axis=1)
-        candidates[rows[has], group[has].argmax(axis=1)] = True
+        pick = group[has] if draws is None else np.where(group[has], draws[has], -1.0)
+        candidates[rows[has], pick.argmax(axis=1)] = True
     return candidates

@@ -49,7 +49,10 @@ def test_pimc_told_the_seated_opponents_rolls_them_out_as_that_model():
     mixed = np.full((32, 7), POLICIES.index("random"))
     mixed[::2, 1] = POLICIES.index("most_copies")  # other seatings, other rollouts: scored apart, all finite
     scores = PIMC(samples=16, seed=7).scores(obs, mask, opponents=mixed)
-    assert (np.isnan(scores) == np.isnan(told)).all()
+    own = np.rint(obs[:, :13] * 4)
+    for row in range(len(obs)):  # the same copy counts scored (which rank stands for each is drawn)
+        assert sorted(own[row, ~np.isnan(scores[row])]) == sorted(own[row, ~np.isnan(told[row])])
+    assert np.isfinite(scores[~np.isnan(scores)]).all()
     with pytest.raises(ValueError, match="kernel policy codes"):
         PIMC(samples=16).scores(obs, mask, opponents=np.full((32, 7), 99))
 
@@ -112,3 +115,19 @@ def test_behaviour_reports_how_a_policy_leads():
     assert all(row["leaves_most_copies"] == 0 for row in table.values())
     fewest = behaviour("fewest_copies", [4], "scarne", ["random"], 500, seed=1)[4]
     assert fewest["leads_by_copies"][0] == 1.0 and fewest["leaves_most_copies"] == 1.0
+
+
+def test_the_search_player_leads_any_of_the_ranks_it_holds_equally_often():
+    """A first lead of many singletons: the search player's rank among them varies (always the lowest would be
+    a convention opponents exploit), its copy count does not depend on which."""
+    from snipsnap_env.batch import BatchEnv
+
+    obs, mask = BatchEnv(1, 6, seed=11).reset()
+    obs, mask = np.repeat(obs, 400, axis=0), np.repeat(mask, 400, axis=0)
+    actions = agents.make("pimc", samples=4, seed=0).act_batch(obs, mask)
+    held = np.rint(obs[0, :13] * 4).astype(int)
+    for copies in set(held[actions]):
+        group = np.flatnonzero((held == copies) & (mask[0, :13] > 0))
+        chosen = actions[held[actions] == copies]
+        if len(group) > 1 and len(chosen) > 40:
+            assert len(set(chosen)) == len(group), (group, np.bincount(chosen))
