@@ -140,17 +140,19 @@ def greedy_rows(logits, legal, rounding):
     return actions, close
 
 
-def greedy_actions(logits: np.ndarray, legal: np.ndarray, rng: np.random.Generator, exact_logits=None) -> np.ndarray:
+def greedy_actions(logits: np.ndarray, legal: np.ndarray, rng: np.random.Generator | None, exact_logits=None):
     """Each row's legal action with the highest of ``logits`` (the twin's), one of equal ones drawn uniformly
     with ``rng``: ranks the observation cannot tell apart (the same copies held, played, unseen) have equal
     logits, and always playing the lowest of them is a convention the other seats exploit (at a 6-player table
     of the shipped model's copies a most_copies player out-earned it by half a chip a deal; breaking ties at
-    random, it out-earns a most_copies player). ``exact_logits(rows)``: the torch network's logits of those
-    rows, which decide where the two best differ by less than float32 rounding."""
+    random, it out-earns a most_copies player); ``rng=None`` keeps the lowest. ``exact_logits(rows)``: the torch
+    network's logits of those rows, which decide where the two best differ by less than float32 rounding."""
     actions, close = greedy_rows(logits, legal, ROUNDING)
     if exact_logits is not None and close.any():  # only near-ties go to torch: an exact tie is a tie there too
         rows = np.flatnonzero(close)
         actions[rows] = np.where(legal[rows], exact_logits(rows), -np.inf).argmax(axis=1)
+    if rng is None:
+        return actions
     chosen = logits[np.arange(len(actions)), actions]
     tied = legal & (logits == chosen[:, None])
     counts = tied.sum(axis=1)

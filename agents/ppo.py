@@ -24,6 +24,7 @@ from .model_file import describe, is_policy_file, load_policy, save_policy
 from .numpy_actor import NumpyActor, greedy_actions
 
 _EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+TIE_RULES = ("random", "lowest")
 SHIPPED_MODEL = Path(__file__).parent / "models" / "ppo_scarne.zip"
 LAYOUT_FILE = "snipsnap_layout.json"  # inside an SB3 zip saved by older versions: its observation layout
 TRAINED_ON_FILE = "snipsnap_trained_on.json"  # inside an SB3 zip saved by older versions: its tables
@@ -82,6 +83,10 @@ def load_trusted_sb3(path: Path):
 class PPOPolicy(Policy):
     """Greedy (``deterministic=True``) or sampled actions of a trained policy network, always within the mask.
 
+    Greedy play draws among the ranks the observation cannot tell apart (``ties="random"``); ``ties="lowest"``
+    plays the lowest of them, the convention of versions before 2026-12-03 (kept to measure what it costs:
+    ``python -m train.tie_rule``).
+
     ``path`` is a file in the project's model format (what ``python -m train.train_ppo`` writes; loading it
     runs no code from the file). A plain Stable-Baselines3 zip loads only with ``trust=True``, because SB3
     unpickles Python objects from it, which can run any code its author put there.
@@ -96,8 +101,12 @@ class PPOPolicy(Policy):
         seed: int | None = None,
         device: str = "cpu",
         trust: bool = False,
+        ties: str = "random",
     ):
         super().__init__(seed)
+        if ties not in TIE_RULES:
+            raise ValueError(f"ties got {ties!r}; allowed: {', '.join(map(repr, TIE_RULES))}")
+        self.ties = ties
         self.path = Path(path) if path is not None else SHIPPED_MODEL
         if not self.path.is_file():
             hint = " (the shipped model is missing from this install)" if path is None else ""
@@ -195,12 +204,14 @@ class PPOPolicy(Policy):
         uniformly with the policy's generator (:func:`agents.numpy_actor.greedy_actions`)."""
         legal = check_masks(mask)
         obs = np.asarray(obs)
-        return greedy_actions(self.logits(obs), legal, self.rng, lambda rows: self.torch_logits(obs[rows]))
+        rng = self.rng if self.ties == "random" else None
+        return greedy_actions(self.logits(obs), legal, rng, lambda rows: self.torch_logits(obs[rows]))
 
     def kernel_playable(self) -> bool:
         """Whether the kernel can play this policy in compiled code (:meth:`networks`): greedy, rank-shared with
         one hidden scorer layer, and trained on every column of this version's observation."""
-        return self.deterministic and self._actor.kernel_networks is not None and not self._unseen
+        playable = self.deterministic and self.ties == "random"  # the kernel's network seats draw among ties
+        return playable and self._actor.kernel_networks is not None and not self._unseen
 
     def networks(self):
         """The network as :mod:`snipsnap_env.kernel_network` plays it (greedy) in rollouts and batched tables."""
