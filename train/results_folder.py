@@ -37,13 +37,15 @@ def default_out(job: str, settings: dict) -> Path:
 
 
 def commit() -> str:
-    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files); "unknown" outside git."""
+    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files other than the committed
+    result tables, which no job reads: a remake copies each table in while the next job starts); "unknown"
+    outside git."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
         if head.returncode:
             return "unknown"
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs/results"],
             cwd=ROOT,
             capture_output=True,
             text=True,
