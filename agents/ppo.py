@@ -216,7 +216,10 @@ class PPOPolicy(Policy):
     def networks(self):
         """The network as :mod:`snipsnap_env.kernel_network` plays it (greedy) in rollouts and batched tables."""
         if not self.kernel_playable():
-            raise ValueError(f"{self.path.name}: the kernel plays greedy rank-shared models of this layout only")
+            raise ValueError(
+                f"{self.path.name}: the kernel plays greedy rank-shared models of this layout only, drawing among "
+                f"tied ranks (this one: deterministic={self.deterministic}, ties={self.ties!r})"
+            )
         return self._actor.networks()
 
     def act_batch(self, obs, mask):
