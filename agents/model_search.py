@@ -38,12 +38,15 @@ from snipsnap_env.kernel import (
     LEADS,
     NOT_LED,
     lead_positions,
+    rule_codes,
     seed_streams,
 )
-from snipsnap_env.observation import CHIP_SCALE, SLICES, rules_from_features
+from snipsnap_env.lead_values import values_for
+from snipsnap_env.observation import CHIP_SCALE, SLICES, rules_from_features, table_template
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
+from .kernel_seats import NOT_PLAYED, kernel_codes
 from .pimc import LeadSearch, _respect_caps, _sample_world, candidates_by_copies, fewest_led, position_counts
 from .scripted import kernel_name
 
@@ -73,6 +76,7 @@ class ModelSearch(LeadSearch):
         rollout_policy: Policy | None = None,
         seed: int | None = None,
         max_games: int = 1 << 16,
+        in_kernel: bool = True,
     ):
         super().__init__(seed)
         models = list(model) if isinstance(model, (list, tuple)) else [model]
@@ -87,6 +91,8 @@ class ModelSearch(LeadSearch):
         self.rollout_policy = rollout_policy if rollout_policy is not None else MostCopies()
         self.samples = check_count("samples", samples)
         self.max_games = check_count("max_games", max_games)  # games on the engine at once (memory)
+        # roll out in compiled code when the kernel plays every seat (scripted players, greedy networks)
+        self.in_kernel = in_kernel
         self.reseed(seed)  # the model's and the rollout policy's draws follow the searcher's seed too
 
     def reseed(self, seed: int | None) -> None:
@@ -128,6 +134,9 @@ class ModelSearch(LeadSearch):
         candidates = candidates_by_copies(own, mask[:, :NUM_RANKS], self.rng)
         streams = seed_streams(int(self.rng.integers(2**63)), rows * samples * (2 + n)).reshape(rows, samples, -1)
         worlds = self.sample_worlds(obs, n, opponents, streams[:, :, 0].copy())
+        codes, nets = kernel_codes([self.rollout_policy, *self.models])
+        if self.in_kernel and (codes != NOT_PLAYED).all():
+            return self._scores_in_kernel(obs, n, opponents, candidates, worlds, codes, nets)
         # one game per (row, world, candidate); the candidates of a world share its seat streams
         row, world, rank = np.nonzero(np.broadcast_to(candidates[:, None, :], (rows, samples, NUM_RANKS)))
         env = BatchEnv(len(row), n, rules=rules_from_features(obs[0, SLICES["rules"]]))
@@ -148,6 +157,25 @@ class ModelSearch(LeadSearch):
         totals = np.zeros((rows, samples, NUM_RANKS))
         totals[row, world, rank] = chips - np.rint(obs[row, SLICES["score"].start] * CHIP_SCALE)  # from here on
         return np.where(candidates, totals.mean(axis=1), np.nan)
+
+    def _scores_in_kernel(self, obs, n, opponents, candidates, worlds, codes, nets):
+        """The same search with every world's rollouts in compiled code (every seat a kernel policy or a greedy
+        network): one game per (row, world), each candidate rolled out once in it with common random numbers."""
+        rows, samples = worlds.shape[:2]
+        _, played, sizes = position_counts(obs, n)
+        row = np.repeat(np.arange(rows), samples)
+        env = BatchEnv(len(row), n, rules=rules_from_features(obs[0, SLICES["rules"]]))
+        self._set_up(env, obs[row], worlds.reshape(len(row), n, NUM_RANKS), played[row], sizes[row], n)
+        policies = np.empty((len(row), n), np.int64)
+        policies[:, 0] = codes[0]  # the searcher's own later leads
+        policies[:, 1:] = codes[1 + opponents[row, : n - 1]]
+        seeds = self.rng.integers(0, 2**63, size=len(row), dtype=np.uint64)
+        values = np.empty((len(row), NUM_RANKS))
+        template = table_template(env.rules, n).astype(np.float32)
+        state = env.games.state[:5]
+        values_for(*state, np.zeros(len(row), np.int64), candidates[row], policies, 1, seeds, rule_codes(env.rules),
+                   values, nets, template)  # fmt: skip
+        return np.where(candidates, values.reshape(rows, samples, NUM_RANKS).mean(axis=1), np.nan)
 
     def sample_worlds(self, obs, n: int, opponents, streams) -> np.ndarray:
         """(rows, samples, n, 13) worlds of each row's lead, one per stream of ``streams`` (rows, samples).

@@ -41,17 +41,26 @@ class PairedDeals:
 
 
 def play_paired(
-    candidate, opponents: list, deals: PairedDeals, rules: str, chunk: int = 8192, progress=None, seed: int = 0
+    candidate,
+    opponents: list,
+    deals: PairedDeals,
+    rules: str,
+    chunk: int = 8192,
+    progress=None,
+    seed: int = 0,
+    on_lead=None,
 ) -> np.ndarray:
     """The candidate's chips (points with chips off) in each deal, playing ``deals.seats``.
 
     When every policy is one the kernel plays itself, whole deals run in the kernel (``play_given_deals``,
-    each seat drawing from its own stream); otherwise the batched engine steps lead by lead with the
-    policies' ``act_batch`` between steps.
+    each seat drawing from its own stream); otherwise, or with ``on_lead``, the batched engine steps lead by
+    lead with the policies' ``act_batch`` between steps. ``on_lead(env, rows, obs, mask, actions, deals)`` is
+    shown every turn of the candidate before it is played: the engine, its games ``rows`` (in state), what
+    the candidate saw and chose there, and the indices of those games' deals in ``deals``.
     """
     num_deals, num_players = deals.opponent_index.shape
     names = [kernel_name(policy) for policy in (candidate, *opponents)]
-    if None not in names:
+    if None not in names and on_lead is None:
         table = np.array(names[1:], dtype=object)[deals.opponent_index]
         table[np.arange(num_deals), deals.seats] = names[0]
         chips = play_given_deals(deals.owners, deals.dealers, table.astype(str), rules, seed=seed)
@@ -70,6 +79,8 @@ def play_paired(
             deals.opponent_index[part],
             num_players,
             rules,
+            on_lead,
+            part.start,
         )
         if progress is not None:
             progress(part.stop - part.start)
@@ -105,9 +116,16 @@ def play_candidates(
     return results
 
 
-def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules):
+def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules, on_lead=None,
+                first_deal=0):  # fmt: skip
     env = BatchEnv(len(seats), num_players, rules=rules)
-    lead = lambda env, rows, obs, mask: candidate.act_batch(obs, mask)  # noqa: E731
+
+    def lead(env, rows, obs, mask):
+        actions = candidate.act_batch(obs, mask)
+        if on_lead is not None:
+            on_lead(env, rows, obs, mask, actions, first_deal + rows)
+        return actions
+
     return play_seated(env, env.reset(owners=owners, dealers=dealers), seats, lead, opponents, opponent_index)
 
 

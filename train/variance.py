@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.scripted import kernel_name
+from agents.kernel_seats import NOT_PLAYED, kernel_codes
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.kernel import POLICIES
-from snipsnap_env.kernel_network import NETWORK, stack
 from snipsnap_env.lead_values import values_for
 from snipsnap_env.observation import table_template
 
@@ -34,19 +33,10 @@ DEFAULT_SAMPLES = 32  # rollouts per legal lead: CI shrink against time in docs/
 
 
 def rollout_codes(policies: list):
-    """Each policy's kernel code in the rollouts (a network's from ``NETWORK`` on), and the networks' stack."""
-    codes, networks = [], []
-    for policy in policies:
-        name = kernel_name(policy)
-        playable = getattr(policy, "kernel_playable", lambda: False)()
-        if name is not None:
-            codes.append(POLICIES.index(name))
-        elif playable:
-            codes.append(NETWORK + sum(len(n.ctx_b) for n in networks))
-            networks.append(policy.networks())
-        else:
-            codes.append(STAND_IN)
-    return np.array(codes, np.int64), stack(networks)
+    """Each policy's kernel code in the rollouts (``STAND_IN`` for one the kernel does not play), and the
+    networks' stack."""
+    codes, networks = kernel_codes(policies)
+    return np.where(codes == NOT_PLAYED, STAND_IN, codes), networks
 
 
 def play_reduced(candidate, opponents: list, deals, rules: str, samples: int, seed: int, chunk: int = 4096,
