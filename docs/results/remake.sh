@@ -36,11 +36,11 @@ for table in "${tables[@]}"; do
             ppo_scratch --players 3 4 5 6 --tables 140 --deals 500 --no-progress --out $out/league --overwrite
         copy league ;;
     exploit)  # the learned models before the league training (ppo_distilled was ppo then), search, most_copies
-        $python -m train.exploit --target ppo_distilled ppo_scratch pimc:128 most_copies --players 3 4 6 --deals 4000 \
+        $python -m train.exploit --target ppo_distilled ppo_scratch pimc:128 most_copies --players 3 4 6 --deals 8000 \
             --samples 128 --out $out/exploit --overwrite
         copy exploit ;;
     exploit_ppo)  # the shipped ppo
-        $python -m train.exploit --target ppo --players 3 4 6 --deals 4000 --samples 128 --out $out/exploit_ppo --overwrite
+        $python -m train.exploit --target ppo --players 3 4 6 --deals 8000 --samples 128 --out $out/exploit_ppo --overwrite
         copy exploit_ppo ;;
     ppo_scratch)  # the evaluations of the shipped ppo_scratch (its training run is not remade here)
         for opponents in random most_copies; do
