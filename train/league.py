@@ -3,12 +3,13 @@
 Each table seats a random draw from the pool (distinct agents while the pool has enough, every agent at
 least once when the table has more seats than the pool has agents), and plays ``--deals`` paired deals,
 each replayed with the seats rotated, so every agent there meets every deal from every seat and the luck
-of the cards cancels. The ratings (:mod:`train.ratings`) are fitted per table size over all its tables at
-once — a paired comparison on chip margins, by maximum likelihood, with bootstrap 95% intervals — so they
-depend neither on the order of the tables nor on the other sizes, and they order the agents as their chips
-do wherever every agent meets every company equally often; α-Rank over the same tables is a second view. The
-output: one leaderboard per size (rating, chips per deal with 95% CIs, α-Rank mass) and an every-size
-summary, as league.md, .csv, .json (``by_size``) and league.png.
+of the cards cancels; the agents' order round the table is drawn afresh for every deal (who sits after whom
+is worth chips: :func:`train.mixed.arrangements`). The ratings (:mod:`train.ratings`) are fitted per table
+size over all its tables at once — a paired comparison on chip margins, by maximum likelihood, with
+bootstrap 95% intervals — so they depend neither on the order of the tables nor on the other sizes, and they
+order the agents as their chips do wherever every agent meets every company equally often; α-Rank over the
+same tables is a second view. The output: one leaderboard per size (rating, chips per deal with 95% CIs,
+α-Rank mass) and an every-size summary, as league.md, .csv, .json (``by_size``) and league.png.
 
 Tables are work units, run here or as Ray tasks (``--ray``, as in ``train.matrix``). A table's agents, deals
 and random streams are seeded from ``--seed``, its size and its index, so league.json is byte for byte the
@@ -47,7 +48,7 @@ from .cli import (
     stops_cleanly,
 )
 from .evaluate import made, make_candidate, model_files
-from .mixed import play_rotations
+from .mixed import arrangements, play_rotations
 from .paired import PairedDeals, mean_ci
 from .results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
 from .run_folder import Refused
@@ -73,6 +74,11 @@ class Settings:
     def units(self) -> list[tuple[int, int]]:
         """(table size, index) of every table, in the order the ratings take them."""
         return [(players, index) for players in self.players for index in range(self.tables)]
+
+
+#: how a table is played: 2, the agents' order round the table drawn for every deal (1, until 2026-12-03: one
+#: order per table, kept by the rotations)
+PLAY_VERSION = 2
 
 
 def table_seed(settings: Settings, players: int, index: int, purpose: int = 0) -> int:
@@ -109,7 +115,8 @@ def play_table(settings: Settings, players: int, index: int) -> dict:
     seed = table_seed(settings, players, index) % 2**31
     seated = seat_agents(settings, players, index)
     policies = [make_candidate(spec, seed + i, trust_model=settings.trust_model) for i, spec in enumerate(seated)]
-    chips = play_rotations(policies, PairedDeals.draw(settings.deals, players, 1, seed), settings.rules, seed, False)
+    paired, order = PairedDeals.draw(settings.deals, players, 1, seed), arrangements(settings.deals, players, seed)
+    chips = play_rotations(policies, paired, settings.rules, seed, False, order)
     return {"players": players, "index": index, "agents": seated, "chips": chips.round(6).tolist()}
 
 
@@ -352,6 +359,7 @@ def main(argv=None) -> list[dict]:
     except (ValueError, FileNotFoundError, ImportError) as error:
         job.error(str(error))
     key = {name: value for name, value in asdict(settings).items() if name != "trust_model"} | {"models": models}
+    key["play_version"] = PLAY_VERSION  # a folder of tables played another way is another league, never resumed
     runner = start_runner(job, args)
     try:
         with results_folder(args.out, "league", key, args.overwrite, command_line(argv)) as folder:
