@@ -98,8 +98,11 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
         found = exploit.exploitability(
             agent, players, "scarne", exploit_deals, exploit_samples, seed, trust_model=trust
         )
-        gain, ci = found["exploitability"], found["exploitability_ci95"]
-        exploits.append({"players": players, "gain": gain, "gain_ci95": ci})
+        entry = {"players": players, "gain": found["exploitability"], "gain_ci95": found["exploitability_ci95"]}
+        if found["exploitability_by_advantages"] is not None:  # the narrower estimate, on the same play
+            entry |= {"by_advantages": found["exploitability_by_advantages"]}
+            entry |= {"by_advantages_ci95": found["exploitability_by_advantages_ci95"]}
+        exploits.append(entry)
         bar.update(1)
     bar.set_postfix_str("league")
     pool = tuple(dict.fromkeys((*LEAGUE_POOL, agent)))
@@ -157,10 +160,12 @@ def format_markdown(card: dict) -> str:
         f"Exploitability (a {card['exploit_samples']}-world search best response at a table of its copies, "
         f"{card['exploit_deals']:,} deals; a lower bound):",
         "",
-        "| players | best response's gain over it (95% CI) |",
-        "|---|---|",
+        "| players | best response's gain over it (95% CI) | the same, by its advantages along the response's play |",
+        "|---|---|---|",
     ]
-    lines += [f"| {e['players']} | {e['gain']:+.2f} ± {e['gain_ci95']:.2f} |" for e in card["exploitability"]]
+    for e in card["exploitability"]:
+        advantages = f"{e['by_advantages']:+.2f} ± {e['by_advantages_ci95']:.2f}" if "by_advantages" in e else "—"
+        lines.append(f"| {e['players']} | {e['gain']:+.2f} ± {e['gain_ci95']:.2f} | {advantages} |")
     lines += ["", "Place in a small league (ratings of train.ratings):", "", "| players | place | rating (95% CI) |"]
     lines.append("|---|---|---|")
     for players, place in card["league"].items():
