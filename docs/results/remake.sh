@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Remake every committed table that the tests replay, with the commands in their provenance.json, at this code.
 # Each job writes into results/remake/<name> (started over: --overwrite), then the table is copied over
-# docs/results/<name>. About 75 minutes on 2 cores (exploitability alone about 30). Run from the repository root:
+# docs/results/<name>. About 100 minutes on 2 cores (exploitability alone about 50). Run from the repository root:
 #     bash docs/results/remake.sh            # every table
 #     bash docs/results/remake.sh headline   # some of them: headline strength_ladder strength_matrix league exploit ppo_scratch ppo exploit_ppo scorecards
 set -euo pipefail
