@@ -21,10 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.kernel_seats import NOT_PLAYED, kernel_codes
-from snipsnap_env.cards import NUM_RANKS
-from snipsnap_env.kernel import rule_codes
-from snipsnap_env.lead_values import values_for
 from snipsnap_env.observation import table_template
+
+from .variance import lead_advantages
 
 
 def kernel_plays(policies: list) -> bool:
@@ -57,21 +56,13 @@ class AdvantageSums:
         if odds is None:  # a deterministic reference, or odds it does not state: one draw of its lead, unbiased
             odds = np.zeros(mask.shape)
             odds[np.arange(len(obs)), self.reference.act_batch(obs, mask)] = 1.0
-        odds = odds[:, :NUM_RANKS]
-        taken = np.zeros(odds.shape, bool)
-        taken[np.arange(len(obs)), actions] = True
         seats = env.to_act[rows]
         policies = self.table_codes[self.opponent_index[deals]]  # (rows, N): every seat as it sits ...
         policies[np.arange(len(rows)), seats] = self.reference_code  # ... the candidate's as the reference
-        values = np.empty((len(rows), NUM_RANKS))
-        state = [np.ascontiguousarray(array[rows]) for array in env.games.state[:5]]
         seeds = self.rng.integers(0, 2**63, size=len(rows), dtype=np.uint64)
         template = table_template(env.rules, env.num_players).astype(np.float32)
-        values_for(*state, seats.astype(np.int64), (odds > 0) | taken, np.ascontiguousarray(policies), self.rollouts,
-                   seeds, rule_codes(env.rules), values, self.nets, template)  # fmt: skip
-        expected = np.where(odds > 0, odds * np.nan_to_num(values), 0.0).sum(axis=1)
-        advantage = values[np.arange(len(rows)), actions] - expected
-        if np.isnan(advantage).any():
-            raise RuntimeError("a lead of the candidate or the reference was not legal in the kernel")
+        advantage = lead_advantages(
+            env, rows, seats, odds, actions, policies, self.rollouts, seeds, self.nets, template
+        )
         np.add.at(self.sums, deals, advantage)
         np.add.at(self.leads, deals, 1)

@@ -104,14 +104,29 @@ def _play_chunk(candidate, opponents, deals, part, rules, samples, codes, nets, 
 
 def _terms(env, drawn, seats, seat_codes, probabilities, actions, samples, nets, template, rollout_seeds):
     """sum_a pi(a) V(a) - V(taken) at the leads of games ``drawn``, V for the candidate's seat."""
-    state = [np.ascontiguousarray(array[drawn]) for array in env.games.state[:5]]
-    values = np.empty((len(drawn), NUM_RANKS))
+    if (probabilities[drawn, actions[drawn]] <= 0).any():
+        raise RuntimeError("a lead taken had no probability by the policy's own odds: act_batch and its odds disagree")
     seeds = rollout_seeds.integers(0, 2**63, size=len(drawn), dtype=np.uint64)
-    p = probabilities[drawn, :NUM_RANKS]
-    values_for(*state, seats[drawn], p > 0, np.ascontiguousarray(seat_codes[drawn]), samples, seeds, env._rule_codes,
-               values, nets, template)  # fmt: skip
-    expected = np.where(p > 0, p * np.nan_to_num(values), 0.0).sum(axis=1)
-    taken = values[np.arange(len(drawn)), actions[drawn]]
-    if np.isnan(taken).any() or np.isnan(values[p > 0]).any():
-        raise RuntimeError("a lead with probability was not a legal lead in the kernel: the policy and mask disagree")
-    return expected - taken
+    return -lead_advantages(env, drawn, seats[drawn], probabilities[drawn], actions[drawn], seat_codes[drawn],
+                            samples, seeds, nets, template)  # fmt: skip
+
+
+def lead_advantages(env, rows, viewers, odds, actions, policies, samples, seeds, nets, template) -> np.ndarray:
+    """``Q(taken) - sum_a odds(a) Q(a)`` at the leads of ``env``'s games ``rows``: ``Q(a)`` what seat ``viewers``
+    makes from there on after the lead ``a``, ``policies`` (rows, N) playing every seat in the kernel's
+    rollouts (:func:`snipsnap_env.lead_values.values_for`, ``samples`` a lead, seeded by ``seeds``); ``odds``
+    (rows, >= 13) a distribution over the leads, ``actions`` the leads taken."""
+    state = [np.ascontiguousarray(array[rows]) for array in env.games.state[:5]]
+    odds = odds[:, :NUM_RANKS]
+    taken = np.zeros(odds.shape, bool)
+    taken[np.arange(len(rows)), actions] = True
+    values = np.empty((len(rows), NUM_RANKS))
+    values_for(*state, np.asarray(viewers, np.int64), (odds > 0) | taken, np.ascontiguousarray(policies), samples,
+               seeds, env._rule_codes, values, nets, template)  # fmt: skip
+    expected = np.where(odds > 0, odds * np.nan_to_num(values), 0.0).sum(axis=1)
+    chosen = values[np.arange(len(rows)), actions]
+    if np.isnan(chosen).any() or np.isnan(values[odds > 0]).any():
+        raise RuntimeError(
+            "a lead taken or with probability was not a legal lead in the kernel: policy and mask disagree"
+        )
+    return chosen - expected
