@@ -31,7 +31,7 @@ class Policy:
 
     def lead_probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
         """(B, 14): the distribution :meth:`act_batch` draws each row's action from, where it is known exactly
-        (the evaluation's control variates use it, :mod:`train.variance`); None where it is not (a search, whose
+        (the evaluation's control variates use it, :mod:`train.measure.variance`); None where it is not (a search, whose
         draws are its own). A deterministic policy may answer None too: its choices need no correction."""
         return None
 

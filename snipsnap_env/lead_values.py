@@ -119,7 +119,7 @@ def values_for(holding, hand_size, played, public, deal_score, viewers, wanted, 
     there leads rank ``r`` (NaN where not legal or not ``wanted[b, r]``), over ``samples`` rollouts with common
     random numbers — every rank its own, since the deal, not the leader's view, tells equally held ranks
     apart. The values of a decision by someone else, for the control variates of an evaluation
-    (:mod:`train.variance`); the other arguments as :func:`lead_values`'s."""
+    (:mod:`train.measure.variance`); the other arguments as :func:`lead_values`'s."""
     games, n = hand_size.shape
     for b in numba.prange(games):
         seat = public[b, TO_ACT]

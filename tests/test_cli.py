@@ -97,7 +97,7 @@ def test_bad_flags_are_usage_errors(job, argv, message, capsys):
     module = importlib.import_module(f"train.{job}")
     with pytest.raises(SystemExit) as exit_:
         if job == "train_ppo":
-            from train.cli import from_namespace
+            from train.runner.cli import from_namespace
 
             parser = module.parser()
             from_namespace(module.Args, parser.parse_args(argv), parser)

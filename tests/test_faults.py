@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 
 from agents.model_file import load_policy  # noqa: E402
 from train import evaluate, train_ppo  # noqa: E402
-from train.run_folder import RunFolderBusy, checkpoints  # noqa: E402
+from train.runner.run_folder import RunFolderBusy, checkpoints  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.training

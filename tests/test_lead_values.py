@@ -157,7 +157,7 @@ def test_ppo_with_the_rollout_critic_learns_to_beat_most_copies_from_scratch(tmp
     pytest.importorskip("sb3_contrib")
     import agents
     from train import train_ppo
-    from train.paired import PairedDeals, mean_ci, play_paired
+    from train.measure.paired import PairedDeals, mean_ci, play_paired
 
     final = train_ppo.main(
         [

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import agents
-from train.paired import PairedDeals, mean_ci, play_paired
-from train.performance_difference import AdvantageSums, kernel_plays
+from train.measure.paired import PairedDeals, mean_ci, play_paired
+from train.measure.performance_difference import AdvantageSums, kernel_plays
 
 
 def gains(candidate: str, reference: str, table: str, num_players: int, deals: int, seed: int = 3):

@@ -1,4 +1,4 @@
-"""Ratings (train.ratings): fitted all at once, so no order of the tables moves them; ordered as the chips are;
+"""Ratings (train.measure.ratings): fitted all at once, so no order of the tables moves them; ordered as the chips are;
 and α-Rank on games whose answer is known."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from train import ratings
+from train.measure import ratings
 
 
 def made_up_tables(strengths: dict[str, float], seats: int, count: int, deals: int, seed: int) -> list[dict]:

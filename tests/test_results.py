@@ -12,7 +12,7 @@ import pytest
 
 from train import exploit, league, matrix, scorecard
 from train.evaluate import evaluate
-from train.manifest import sha256
+from train.runner.manifest import sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch", "ppo"}

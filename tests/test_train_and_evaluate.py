@@ -12,7 +12,8 @@ from helpers import play_aec_game  # noqa: E402
 import agents  # noqa: E402
 from agents.model_file import load_policy  # noqa: E402
 from snipsnap_env.observation import OBS_DIM  # noqa: E402
-from train import evaluate, paired, train_ppo  # noqa: E402
+from train import evaluate, train_ppo
+from train.measure import paired  # noqa: E402
 
 SMOKE = [
     "--players",

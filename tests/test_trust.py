@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from train.manifest import Manifest, UntrustedFile
-from train.run_folder import FolderTaken, RunFolder, check_folder_name
+from train.runner.manifest import Manifest, UntrustedFile
+from train.runner.run_folder import FolderTaken, RunFolder, check_folder_name
 
 
 @pytest.mark.parametrize("name", ["../victim", "/tmp/victim", ".", "..", "a/b", ""])
@@ -240,7 +240,7 @@ def test_a_resume_skips_a_checkpoint_the_run_did_not_write_and_never_unpickles_i
     pytest.importorskip("sb3_contrib")
     from train import train_ppo
     from train.learn import resume_point
-    from train.run_folder import checkpoints
+    from train.runner.run_folder import checkpoints
 
     argv = ["--players", "3", "--ppo-players", "3", "--num-envs", "16", "--n-steps", "16", "--batch-size", "64"]
     argv += ["--eval-every", "256"]

@@ -1,4 +1,4 @@
-"""Variance reduction (train.variance): the known lead distributions, the rollout values of someone else's
+"""Variance reduction (train.measure.variance): the known lead distributions, the rollout values of someone else's
 lead, and an estimate that stays unbiased — for a good value function and a deliberately bad one."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from snipsnap_env.lead_values import values_for
 from snipsnap_env.observation import table_template
 from snipsnap_env.rules import make_rules
 from train.evaluate import evaluate
-from train.paired import PairedDeals, mean_ci
-from train.variance import play_reduced
+from train.measure.paired import PairedDeals, mean_ci
+from train.measure.variance import play_reduced
 
 A, K = 0, 12
 

@@ -16,8 +16,8 @@ from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import MAX_HAND, SLICES
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from .cli import add_flag, at_least, new_parser
-from .evaluate import make_candidate
+from .runner.cli import add_flag, at_least, new_parser
+from .measure.candidates import make_candidate
 from .learn.distill import collect_positions
 
 

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from .cli import at_least, command_line, new_parser, positive_float
+from .runner.cli import at_least, command_line, new_parser, positive_float
 
 
 def measure(make_env, seconds: float, seed: int = 0) -> dict:
@@ -71,7 +71,7 @@ def save_json(results: dict, path: str | None, job: str, argv: list[str] | None)
     """Write the figures to ``path`` (if given), with their provenance (the command, commit and date under
     ``"provenance"``), and return them."""
     if path:
-        from .results_folder import provenance
+        from .runner.results_folder import provenance
 
         with open(path, "w") as f:
             json.dump({**results, "provenance": provenance(job, argv)}, f, indent=2)
@@ -137,7 +137,7 @@ def decision_times(names, seconds: float, num_players: int = 6) -> dict:
     (``policy(obs)``, the median over calls) and in a batch of 1,024 (``act_batch``)."""
     from snipsnap_env.batch import BatchEnv
 
-    from .evaluate import make_candidate
+    from .measure.candidates import make_candidate
 
     obs, mask = BatchEnv(1024, num_players, seed=0).reset()
     results = {}

@@ -18,7 +18,7 @@ import agents
 from snipsnap_env.batch import BatchEnv, play_deals
 
 from .bench_aec import aec_envs, measure_table, save_json
-from .cli import add_flag, at_least, command_line, new_parser, positive_float
+from .runner.cli import add_flag, at_least, command_line, new_parser, positive_float
 
 
 def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> dict:

@@ -16,7 +16,7 @@ import numpy as np
 import agents
 
 from .bench_aec import save_json
-from .cli import add_flag, at_least, command_line, new_parser, positive_float
+from .runner.cli import add_flag, at_least, command_line, new_parser, positive_float
 
 #: (name, opponents, rollout policy): the pools and continuations measured
 SETUPS = (

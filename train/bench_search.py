@@ -15,7 +15,7 @@ import numpy as np
 import agents
 
 from .bench_aec import save_json
-from .cli import add_flag, at_least, command_line, new_parser
+from .runner.cli import add_flag, at_least, command_line, new_parser
 
 
 def lead_positions(players: int, count: int, seed: int = 3):

@@ -1,4 +1,4 @@
-"""What variance reduction (train.variance) buys and costs: per table size, the paired difference of a
+"""What variance reduction (train.measure.variance) buys and costs: per table size, the paired difference of a
 candidate over most_copies at random-lead tables on the same deals, plain and with the control variates —
 the CI of each, the shrink, and the seconds each took (the plain one as ``train.evaluate`` plays it).
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 
-from .cli import add_flag, at_least, new_parser
-from .evaluate import make_candidate
-from .paired import PairedDeals, mean_ci, play_candidates
+from .runner.cli import add_flag, at_least, new_parser
+from .measure.candidates import make_candidate
+from .measure.paired import PairedDeals, mean_ci, play_candidates
 
 
 def measure(candidate: str, players: int, deals: int, rollouts: int, seed: int, rules: str) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from .cli import new_parser
+from .runner.cli import new_parser
 
 
 def parser():

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import add_flag, command_line, new_parser, require
-from .results_folder import pyplot, results_folder
-from .run_folder import Refused
+from .runner.cli import add_flag, command_line, new_parser, require
+from .runner.results_folder import pyplot, results_folder
+from .runner.run_folder import Refused
 
 GAIN, GAIN_CI, SECONDS = 4, 5, 6  # columns of eval.csv
 

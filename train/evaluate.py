@@ -14,14 +14,13 @@ import argparse
 import json
 import time
 
-import agents
-from snipsnap_env.kernel import POLICIES
 from snipsnap_env.rules import PRESETS, check_num_players
 
-from .cli import add_flag, add_table_flags, at_least, command_line, deal_count, new_parser, progress_bar
-from .paired import PairedDeals, Row, play_candidates, summarise
-from .results_folder import csv_of, pyplot, results_folder
-from .run_folder import Refused
+from .measure.candidates import add_variance_flag, made, make_candidate, model_files
+from .measure.paired import PairedDeals, Row, play_candidates, summarise
+from .runner.cli import add_flag, add_job_flags, add_table_flags, deal_count, new_parser, progress_bar
+from .runner.job import Job, Plan
+from .runner.results_folder import csv_of, pyplot, results_folder
 
 
 def format_table(rows: list[Row]) -> str:
@@ -43,7 +42,7 @@ def format_table(rows: list[Row]) -> str:
 
 def save_results(tables: list[list[Row]], folder, title: str) -> None:
     """Write results.md, .csv, .json and results.png (the first table as a bar chart with 95% CIs) into
-    ``folder`` (a train.results_folder)."""
+    ``folder`` (a train.runner.results_folder)."""
     out_dir = folder.path
     rows = [row for table in tables for row in table]
     markdown = title + "\n\n" + "\n\n".join(format_table(t) for t in tables) + "\n"
@@ -73,27 +72,6 @@ def save_results(tables: list[list[Row]], folder, title: str) -> None:
     plt.close(fig)
 
 
-def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
-    """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
-    when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
-    Stable-Baselines3 zip (which runs the file's pickled code)."""
-    name, colon, option = spec.partition(":")
-    if name == "ppo":
-        if colon and not option:
-            raise ValueError(
-                f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the shipped model)"
-            )
-        return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
-    if name == "pimc":
-        if colon and not (option.isascii() and option.isdigit() and int(option) >= 1):
-            raise ValueError(
-                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. pimc:128"
-            )
-        model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
-        return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
-    if colon:
-        raise ValueError(f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option")
-    return agents.make(name, seed=seed)
 
 
 def evaluate_policy(
@@ -118,19 +96,30 @@ def evaluate_policy(
     return next(row for row in tables[0] if row.name == name)
 
 
-def model_files(policies: dict) -> dict[str, str]:
-    """The SHA-256 of the model file behind each learned agent among ``policies`` (spec → made policy: ``ppo``,
-    ``ppo_scratch``, ``ppo:<file>``): what results are keyed by, so that a file replaced under the same name
-    makes new settings, never a reason to reuse the old model's results."""
-    from .manifest import sha256
 
-    paths = {spec: getattr(policy, "path", None) for spec, policy in policies.items()}
-    return {spec: sha256(path) for spec, path in paths.items() if path is not None}
-
-
-def made(specs, trust_model: bool = False) -> dict:
-    """Each of ``specs`` made once (seed 0), so that a bad name or model file is refused before any work."""
-    return {spec: make_candidate(spec, 0, trust_model=trust_model) for spec in dict.fromkeys(specs)}
+def prepare(candidates, opponents, num_players, rules, deals, seed, references, trust_model=False, variance_reduction=0):
+    """Check an evaluation before any work: the candidates (the references first where missing) made, and the
+    settings that key its results folder, with the SHA-256 of every model file it plays (candidates' and
+    opponents')."""
+    check_num_players(num_players)
+    deal_count.check("deals", deals)  # at least 2 (a confidence interval needs two), at most what memory holds
+    if rules not in PRESETS:
+        raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+    candidates = [name for name in references if name not in candidates] + list(candidates)
+    policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    settings = {
+        "candidates": list(candidates),
+        "opponents": list(opponents),
+        "players": num_players,
+        "rules": rules,
+        "deals": deals,
+        "seed": seed,
+        "references": list(references),
+        "models": model_files(policies | made(opponents, trust_model)),
+    }
+    if variance_reduction:  # only then: the folders of plain evaluations keep their settings
+        settings["variance_reduction"] = variance_reduction
+    return policies, settings
 
 
 def evaluate(
@@ -152,52 +141,34 @@ def evaluate(
     variance_reduction: int = 0,
     progress: bool = True,
 ) -> list[Row]:
-    """Play every candidate on the same paired deals; print and (with ``out_dir``) save the results.
+    """Play every candidate on the same paired deals; print and (with ``out_dir`` or ``folder``) save the results.
 
     Returns the rows against ``reference``; ``compare_to`` adds a table of differences to each of
     those candidates too. ``out_dir=""`` writes to ``results/evaluate/<settings hash>``; an existing folder
     is rewritten only if it holds this job's results for the same settings, or with ``overwrite``
-    (train.results_folder); ``argv`` is the command line recorded in its provenance. ``folder``: write into
+    (train.runner.results_folder); ``argv`` is the command line recorded in its provenance. ``folder``: write into
     this results folder, already open, instead. ``variance_reduction``: rollouts per lead for the control
-    variates of :mod:`train.variance` (0: none), the reduced figures in the rows and the plain beside them.
+    variates of :mod:`train.measure.variance` (0: none), the reduced figures in the rows and the plain beside them.
     """
-    check_num_players(num_players)
-    deal_count.check("deals", deals)  # at least 2 (a confidence interval needs two), at most what memory holds
-    if rules not in PRESETS:
-        raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
-    for name in (reference, *compare_to):
-        if name not in candidates:
-            candidates = [name, *candidates]
-    # fail early on a bad name or file
-    policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    references = (reference, *compare_to)
+    policies, settings = prepare(
+        candidates, opponents, num_players, rules, deals, seed, references, trust_model, variance_reduction
+    )
     measure = dict(chunk=chunk, quiet=quiet, variance_reduction=variance_reduction, progress=progress)
+    if folder is None and out_dir is None:
+        return _measure(policies, opponents, num_players, rules, deals, seed, references, **measure)[0][0]
     if folder is not None:
-        tables, title = _measure(
-            policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure
-        )
-        save_results(tables, folder, title)
-        return tables[0]
-    if out_dir is None:
-        return _measure(policies, opponents, num_players, rules, deals, seed, (reference, *compare_to), **measure)[0][0]
-    settings = {
-        "candidates": list(candidates),
-        "opponents": list(opponents),
-        "players": num_players,
-        "rules": rules,
-        "deals": deals,
-        "seed": seed,
-        "references": [reference, *compare_to],
-        "models": model_files(policies),
-    }
-    if variance_reduction:  # only then: the folders of plain evaluations keep their settings
-        settings["variance_reduction"] = variance_reduction
-    with results_folder(out_dir, "evaluate", settings, overwrite, argv) as folder:
-        tables, title = _measure(
-            policies, opponents, num_players, rules, deals, seed, settings["references"], **measure
-        )
-        save_results(tables, folder, title)
-        if not quiet:
-            print(f"results written to {folder.path}")
+        return _measure_into(folder, policies, opponents, num_players, rules, deals, seed, references, **measure)
+    with results_folder(out_dir, "evaluate", settings, overwrite, argv) as opened:
+        return _measure_into(opened, policies, opponents, num_players, rules, deals, seed, references, **measure)
+
+
+def _measure_into(folder, policies, opponents, num_players, rules, deals, seed, references, **measure) -> list[Row]:
+    """:func:`_measure`, its tables saved into ``folder``; the rows against the first reference."""
+    tables, title = _measure(policies, opponents, num_players, rules, deals, seed, references, **measure)
+    save_results(tables, folder, title)
+    if not measure.get("quiet"):
+        print(f"results written to {folder.path}")
     return tables[0]
 
 
@@ -252,50 +223,31 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--reference", default="random", help="the candidate every difference is taken to")
     job.add_argument("--compare-to", nargs="*", default=[], help="more references, each with its own table")
     add_variance_flag(job)
-    add_flag(job, "out", help="folder for results.md/.csv/.json/.png (default: results/evaluate/<settings hash>)")
-    add_flag(job, "overwrite")
-    add_flag(job, "trust-model")
+    add_job_flags(job, "results.md/.csv/.json/.png")
     return job
 
 
-def add_variance_flag(job) -> None:
-    """``--variance-reduction [ROLLOUTS]``: control variates (train.variance), shared by every job that evaluates."""
-    from .variance import DEFAULT_SAMPLES
-
-    job.add_argument(
-        "--variance-reduction",
-        nargs="?",
-        type=at_least(1),
-        const=DEFAULT_SAMPLES,
-        default=0,
-        metavar="ROLLOUTS",
-        help=f"control variates from kernel rollouts of the true deal at every lead whose odds are known (AIVAT): "
-        f"an unbiased estimate with a narrower CI, ROLLOUTS per legal lead (default {DEFAULT_SAMPLES}); "
-        "the plain difference stays beside it",
-    )
 
 
-def main(argv=None) -> list[Row]:
-    job = parser()
-    args = job.parse_args(argv)
-    try:
-        return evaluate(
-            args.candidates,
-            args.opponents,
-            args.players,
-            args.rules,
-            args.deals,
-            args.seed,
-            args.reference,
-            tuple(args.compare_to),
-            out_dir=args.out or "",
-            overwrite=args.overwrite,
-            argv=command_line(argv),
-            trust_model=args.trust_model,
-            variance_reduction=args.variance_reduction,
+def check(args) -> Plan:
+    """Every candidate and opponent made (names, model files), the settings keyed by their models."""
+    references = (args.reference, *args.compare_to)
+    policies, settings = prepare(
+        args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed, references,
+        args.trust_model, args.variance_reduction,
+    )  # fmt: skip
+    measure = dict(chunk=8192, quiet=False, variance_reduction=args.variance_reduction, progress=args.progress)
+
+    def work(folder) -> list[Row]:
+        return _measure_into(
+            folder, policies, args.opponents, args.players, args.rules, args.deals, args.seed, references, **measure
         )
-    except (ValueError, FileNotFoundError, ImportError, Refused) as error:  # names, sizes, files, folders
-        job.error(str(error))
+
+    return Plan(work, settings, args.out, args.overwrite)
+
+
+JOB = Job(parser, check, example=("--candidates", "random", "most_copies", "--players", "3", "--deals", "40"))
+main = JOB.main
 
 
 if __name__ == "__main__":

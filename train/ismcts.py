@@ -25,10 +25,10 @@ import numpy as np
 import agents
 from snipsnap_env.engine import NUM_ACTIONS
 
-from .cli import add_flag, at_least, command_line, new_parser, progress_bar
-from .evaluate import make_candidate
-from .paired import PairedDeals, summarise
-from .results_folder import results_folder
+from .runner.cli import add_flag, at_least, command_line, new_parser, progress_bar
+from .measure.candidates import make_candidate
+from .measure.paired import PairedDeals, summarise
+from .runner.results_folder import results_folder
 
 UCT_C = 10.0  # a deal's chips spread over about ±10: the exploration term on the returns' own scale
 

@@ -14,10 +14,11 @@ import json
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from .cli import add_flag, command_line, new_parser, progress_bar, refuse_repeats
-from .evaluate import add_variance_flag, evaluate, made, model_files
-from .results_folder import csv_of, pyplot, results_folder
-from .run_folder import Refused
+from .runner.cli import add_flag, command_line, new_parser, progress_bar, refuse_repeats
+from .evaluate import evaluate
+from .measure.candidates import add_variance_flag, made, model_files
+from .runner.results_folder import csv_of, pyplot, results_folder
+from .runner.run_folder import Refused
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
 
@@ -26,7 +27,7 @@ def ladder(
     players, opponents, candidates, rules: str, deals: int, seed: int, folder=None, variance_reduction: int = 0
 ) -> list[dict]:
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
-    ``folder`` (a train.results_folder), if given. ``variance_reduction``: as :func:`train.evaluate.evaluate`'s."""
+    ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as :func:`train.evaluate.evaluate`'s."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
     for n, pool in progress_bar(cells, desc="ladder", unit="cell"):
@@ -63,7 +64,7 @@ def format_markdown(rows: list[dict], title: str) -> str:
 
 
 def save(rows: list[dict], title: str, folder) -> None:
-    """ladder.md, .csv, .json and ladder.png in ``folder`` (a train.results_folder)."""
+    """ladder.md, .csv, .json and ladder.png in ``folder`` (a train.runner.results_folder)."""
     out = folder.path
     folder.write(out / "ladder.md", lambda p: p.write_text(format_markdown(rows, title)))
     folder.write(out / "ladder.csv", csv_of(rows))

@@ -4,7 +4,7 @@ Each table seats a random draw from the pool (distinct agents while the pool has
 least once when the table has more seats than the pool has agents), and plays ``--deals`` paired deals,
 each replayed with the seats rotated, so every agent there meets every deal from every seat and the luck
 of the cards cancels; the agents' order round the table is drawn afresh for every deal (who sits after whom
-is worth chips: :func:`train.mixed.arrangements`). The ratings (:mod:`train.ratings`) are fitted per table
+is worth chips: :func:`train.mixed.arrangements`). The ratings (:mod:`train.measure.ratings`) are fitted per table
 size over all its tables at once — a paired comparison on chip margins, by maximum likelihood, with
 bootstrap 95% intervals — so they depend neither on the order of the tables nor on the other sizes, and they
 order the agents as their chips do wherever every agent meets every company equally often; α-Rank over the
@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ratings
-from .cli import (
+from .measure import ratings
+from .runner.cli import (
     add_flag,
     between,
     command_line,
@@ -47,12 +47,12 @@ from .cli import (
     refuse_repeats,
     stops_cleanly,
 )
-from .evaluate import made, make_candidate, model_files
+from .measure.candidates import made, make_candidate, model_files
 from .mixed import arrangements, play_rotations
-from .paired import PairedDeals, mean_ci
-from .results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
-from .run_folder import Refused
-from .runners import add_ray_flags, require_ray, start_runner
+from .measure.paired import PairedDeals, mean_ci
+from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
+from .runner.run_folder import Refused
+from .runner.units import add_ray_flags, require_ray, start_runner
 
 DEFAULT_AGENTS = ("random", "most_copies", "fewest_copies", "control", "pimc:32", "pimc:128", "ppo", "ppo_scratch")
 TABLES = "tables"  # the folder's subfolder of finished tables
@@ -128,7 +128,7 @@ def agent_chips(table: dict) -> dict[str, np.ndarray]:
 
 
 def by_size(settings: Settings, tables: list[dict]) -> dict[str, list[dict]]:
-    """Per table size, one row per agent seated there, best first: its rating (train.ratings, fitted on that
+    """Per table size, one row per agent seated there, best first: its rating (train.measure.ratings, fitted on that
     size's tables alone) with a bootstrap 95% interval, its chips per deal with a 95% CI, and its α-Rank mass."""
     result = {}
     for players in settings.players:

@@ -16,9 +16,9 @@ import argparse
 import dataclasses
 
 from . import evaluate, train_ppo
-from .cli import add_dataclass_flags, add_flag, command_line, from_namespace, new_parser, require
-from .results_folder import results_folder
-from .run_folder import MAY_CHANGE
+from .runner.cli import add_dataclass_flags, add_flag, command_line, from_namespace, new_parser, require
+from .runner.results_folder import results_folder
+from .runner.run_folder import MAY_CHANGE
 
 CANDIDATES = ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]
 

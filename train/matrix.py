@@ -32,12 +32,12 @@ import numpy as np
 
 import agents
 
-from .cli import add_flag, at_least, command_line, new_parser, progress_bar, refuse_repeats, stops_cleanly
-from .evaluate import add_variance_flag, made, make_candidate, model_files
-from .paired import PairedDeals, play_candidates, summarise
-from .results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
-from .run_folder import Refused
-from .runners import add_ray_flags, require_ray, start_runner
+from .runner.cli import add_flag, at_least, command_line, new_parser, progress_bar, refuse_repeats, stops_cleanly
+from .measure.candidates import add_variance_flag, made, make_candidate, model_files
+from .measure.paired import PairedDeals, play_candidates, summarise
+from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
+from .runner.run_folder import Refused
+from .runner.units import add_ray_flags, require_ray, start_runner
 
 REFERENCE = "most_copies"
 TRAINED = "trained"  # the cell's own policy, with --train
@@ -71,7 +71,7 @@ class Settings:
     seed: int
     train: bool
     train_positions: int
-    variance_reduction: int = 0  # rollouts per lead for the control variates of train.variance (0: none)
+    variance_reduction: int = 0  # rollouts per lead for the control variates of train.measure.variance (0: none)
 
     def cells(self) -> list[Cell]:
         return [Cell(n, rules, pool) for pool in self.opponents for rules in self.rules for n in self.players]
@@ -130,7 +130,7 @@ def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
 
 def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress: bool = True) -> list[dict]:
     """Every cell of ``settings`` (finished ones read back from ``<folder>/cells``); write into ``folder`` (a
-    train.results_folder) and return the rows."""
+    train.runner.results_folder) and return the rows."""
     out = folder.path
     cells_dir = out / "cells"
     refuse_foreign(folder, "cells")

@@ -15,11 +15,11 @@ import numpy as np
 
 from snipsnap_env.batch import BatchEnv
 
-from .cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
-from .evaluate import made, make_candidate, model_files
-from .paired import PairedDeals, mean_ci
-from .results_folder import results_folder
-from .run_folder import Refused
+from .runner.cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
+from .measure.candidates import made, make_candidate, model_files
+from .measure.paired import PairedDeals, mean_ci
+from .runner.results_folder import results_folder
+from .runner.run_folder import Refused
 
 
 def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:

@@ -35,8 +35,8 @@ from snipsnap_env.kernel import (
 )
 from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
 
-from .cli import add_flag, at_least, new_parser
-from .paired import PairedDeals, Row, play_paired, summarise
+from .runner.cli import add_flag, at_least, new_parser
+from .measure.paired import PairedDeals, Row, play_paired, summarise
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 

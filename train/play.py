@@ -30,7 +30,7 @@ from snipsnap_env.events import Event, EventKind
 from snipsnap_env.picture import table_image
 from snipsnap_env.render import open_set_text
 
-from .cli import add_flag, add_table_flags, at_least, new_parser
+from .runner.cli import add_flag, add_table_flags, at_least, new_parser
 
 STYLES = {
     EventKind.DEAL: "bold",

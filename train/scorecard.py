@@ -16,7 +16,7 @@ committed table uses):
 - **Exploitability** at 3, 4 and 6 players (:func:`train.exploit.exploitability`, a search best response; a
   quick lower bound at the card's budget — ``train.exploit`` measures it precisely).
 - **Its place in a small league** at 3..6 players (random, most_copies, ppo_distilled and the agent; the
-  ratings of :mod:`train.ratings`).
+  ratings of :mod:`train.measure.ratings`).
 
 Writes scorecard.md, .json and .png into ``--out``; deterministic for a seed.
 """
@@ -30,10 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from . import exploit, league
-from .cli import add_flag, at_least, command_line, new_parser, progress_bar
-from .evaluate import add_variance_flag, evaluate, made, model_files
-from .results_folder import pyplot, results_folder
-from .run_folder import Refused
+from .runner.cli import add_flag, at_least, command_line, new_parser, progress_bar
+from .evaluate import evaluate
+from .measure.candidates import add_variance_flag, made, model_files
+from .runner.results_folder import pyplot, results_folder
+from .runner.run_folder import Refused
 
 SUITE_VERSION = 1
 SEED = 2027
@@ -166,7 +167,7 @@ def format_markdown(card: dict) -> str:
     for e in card["exploitability"]:
         advantages = f"{e['by_advantages']:+.2f} ± {e['by_advantages_ci95']:.2f}" if "by_advantages" in e else "—"
         lines.append(f"| {e['players']} | {e['gain']:+.2f} ± {e['gain_ci95']:.2f} | {advantages} |")
-    lines += ["", "Place in a small league (ratings of train.ratings):", "", "| players | place | rating (95% CI) |"]
+    lines += ["", "Place in a small league (ratings of train.measure.ratings):", "", "| players | place | rating (95% CI) |"]
     lines.append("|---|---|---|")
     for players, place in card["league"].items():
         (mine,) = [row for row in place["board"] if row["agent"] == agent]

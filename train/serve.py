@@ -30,7 +30,7 @@ from snipsnap_env.cards import RANK_NAMES, card_name
 from snipsnap_env.render import headline, open_set_events
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
-from .cli import new_parser, port, require
+from .runner.cli import new_parser, port, require
 
 PAGE = Path(__file__).with_name("web") / "table.html"
 OPPONENTS = ("random", "most_copies", "fewest_copies", "control", "pimc", "ppo")

@@ -18,9 +18,9 @@ import agents
 from agents.ppo import TIE_RULES
 from snipsnap_env.rules import check_num_players
 
-from .cli import add_flag, new_parser
+from .runner.cli import add_flag, new_parser
 from .evaluate import format_table
-from .paired import PairedDeals, Row, play_paired, summarise
+from .measure.paired import PairedDeals, Row, play_paired, summarise
 
 
 def player(rule: str, model: str | None, seed: int):

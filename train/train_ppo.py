@@ -30,14 +30,14 @@ from pathlib import Path
 import agents
 from agents.threads import set_torch_threads
 
-from .cli import add_dataclass_flags, from_namespace, new_parser, on_sigterm, require, stops_cleanly
+from .runner.cli import add_dataclass_flags, from_namespace, new_parser, on_sigterm, require, stops_cleanly
 from .learn import resume_point
 from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, save_run_model, stream_seed
 from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
 from .learn.critics import CRITICS, critic_named
 from .learn.pool import evaluation_opponents, opponent_pool, pool_upkeep, seat_the_learner, training_pool
 from .learn.snapshots import first_snapshots
-from .run_folder import (
+from .runner.run_folder import (
     NothingToResume,
     OtherSettings,
     Refused,

@@ -11,8 +11,8 @@ import numpy as np
 import agents
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players
 
-from ..cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
-from ..run_folder import check_folder_name
+from ..runner.cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
+from ..runner.run_folder import check_folder_name
 from .critics import CRITICS, critic_named
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)

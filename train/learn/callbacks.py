@@ -12,8 +12,8 @@ import numpy as np
 
 import agents
 
-from ..paired import PairedDeals, mean_ci, play_paired
-from ..run_folder import RunFolder
+from ..measure.paired import PairedDeals, mean_ci, play_paired
+from ..runner.run_folder import RunFolder
 from . import resume_point
 from .args import Args, save_run_model, stream_seed
 from .checkpoints import RunState, read_rows, save_checkpoint

@@ -7,7 +7,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..run_folder import RunFolder, checkpoints
+from ..runner.run_folder import RunFolder, checkpoints
 from . import resume_point
 
 

@@ -25,7 +25,7 @@ from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.kernel import POLICIES, policy_codes
 from snipsnap_env.rules import MAX_PLAYERS
 
-from ..cli import progress_bar
+from ..runner.cli import progress_bar
 from .live_policy import LivePolicy
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".lock"
-_INFRASTRUCTURE = {MANIFEST_FILE, LOCK_FILE}  # the folder's own bookkeeping, never foreign
+BOOKKEEPING = (MANIFEST_FILE, LOCK_FILE)  # the folder's own, never foreign (and never a link)
+_INFRASTRUCTURE = set(BOOKKEEPING)
 PENDING = "pending"  # listed before its write finished: owned, never trusted
 _PARTIAL = re.compile(r"^(.+?)\.partial(\.[^./]+)?$")  # write_atomically's temporary name of a file
 
@@ -43,16 +44,36 @@ def sha256(path: Path) -> str:
 class Manifest:
     """``Manifest(folder)``: the listed files of ``folder`` (read from its manifest.json, if any)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, job: str | None = None):
         self.folder = Path(folder)
         self.path = self.folder / MANIFEST_FILE
         self.exists = self.path.is_file()
+        self.job = job  # the job writing now; the folder's owner is :meth:`owner`
+        self.recorded_job: str | None = None
         self.files: dict[str, str | None] = self._read() if self.exists else {}
+
+    def owner(self) -> str | None:
+        """The job whose files the folder holds: as its manifest records it, or (a manifest written before
+        manifests named their job) as its provenance.json's command or a training run's args.json say."""
+        if self.recorded_job:
+            return self.recorded_job
+        provenance = self.folder / "provenance.json"
+        if provenance.is_file() and not provenance.is_symlink():
+            try:
+                found = re.search(r"\btrain\.(\w+)", json.loads(provenance.read_text()).get("command", ""))
+                if found:
+                    return found.group(1)
+            except (ValueError, AttributeError):
+                return None
+        if "args.json" in self.files and "run_name" in (self.folder / "args.json").read_text(errors="replace"):
+            return "train_ppo"
+        return None
 
     def _read(self) -> dict[str, str | None]:
         try:
             document = json.loads(self.path.read_text())
             files = document["files"]
+            self.recorded_job = document.get("job") if isinstance(document.get("job"), str) else None
             if not isinstance(files, dict) or not all(isinstance(k, str) for k in files):
                 raise TypeError("'files' is not a map of names")
         except (ValueError, KeyError, TypeError) as error:
@@ -87,7 +108,11 @@ class Manifest:
 
     def save(self) -> None:
         partial = self.path.with_name(self.path.name + ".partial")
-        partial.write_text(json.dumps({"files": dict(sorted(self.files.items()))}, indent=1) + "\n")
+        if os.path.lexists(partial):  # never write through a planted link
+            os.unlink(partial)
+        job = self.job or self.recorded_job
+        document = ({"job": job} if job else {}) | {"files": dict(sorted(self.files.items()))}
+        partial.write_text(json.dumps(document, indent=1) + "\n")
         os.replace(partial, self.path)
         self.exists = True
 

@@ -99,9 +99,9 @@ def play_candidates(
 ) -> dict[str, np.ndarray]:
     """Every policy's chips on the same ``deals``, each reseeded with ``seed`` and meeting opponents made
     afresh with the same streams, so their differences are paired. With ``variance_reduction`` (rollouts per
-    lead, :mod:`train.variance`) each policy's entry is (2, D): the chips as played, then with the control
+    lead, :mod:`train.measure.variance`) each policy's entry is (2, D): the chips as played, then with the control
     variates."""
-    from .evaluate import make_candidate  # the opponents are named as candidates are (ppo:<file> too)
+    from .candidates import make_candidate  # the opponents are named as candidates are (ppo:<file> too)
     from .variance import play_reduced
 
     results = {}

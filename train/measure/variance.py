@@ -41,7 +41,7 @@ def rollout_codes(policies: list):
 
 def play_reduced(candidate, opponents: list, deals, rules: str, samples: int, seed: int, chunk: int = 4096,
                  progress=None, rollout_policy: str | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """The candidate's chips in each of ``deals`` (a :class:`train.paired.PairedDeals`), playing their seats,
+    """The candidate's chips in each of ``deals`` (a :class:`train.measure.paired.PairedDeals`), playing their seats,
     as played (plain) and with the control variates (reduced): ``(plain, reduced)``. ``rollout_policy``: a
     kernel policy every seat plays in the rollouts instead of its own (a worse value function: the CI
     changes, the mean does not)."""

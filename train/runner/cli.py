@@ -110,9 +110,11 @@ FLAGS = {
     "deals": dict(type=deal_count, default=20_000, help="paired deals to evaluate on"),
     "out": dict(default=None, help="folder for the results (default: results/<job>/<settings hash>)"),
     "overwrite": dict(
-        action="store_true", help="replace the results of other settings in --out (only files a job of ours wrote)"
+        action="store_true",
+        help="replace the results of other settings in --out (only files this job wrote there, never another job's)",
     ),
     "runs": dict(default="runs", help="folder of training runs"),
+    "progress": dict(action=argparse.BooleanOptionalAction, default=True, help="show a progress bar"),
     "trust-model": dict(
         action="store_true",
         help="also load ppo:<file> models that are Stable-Baselines3 zips: SB3 unpickles them, which runs any "
@@ -132,6 +134,18 @@ def add_flag(parser: argparse.ArgumentParser, name: str, **overrides) -> None:
     """Add the shared flag ``--<name>`` with this job's default or help where they differ."""
     options = {**FLAGS[name], **overrides}
     parser.add_argument("--" + name, **options)
+
+
+def add_job_flags(parser: argparse.ArgumentParser, writes: str, trust: bool = True) -> None:
+    """The flags of every job that writes a results folder, meaning the same everywhere: ``--out`` (for
+    ``writes``, the files it holds), ``--overwrite``, ``--progress/--no-progress`` and (``trust``: a job that
+    plays agents by name) ``--trust-model``."""
+    job = (parser.prog or "job").rsplit(".", 1)[-1]
+    add_flag(parser, "out", help=f"folder for {writes} (default: results/{job}/<settings hash>)")
+    add_flag(parser, "overwrite")
+    add_flag(parser, "progress")
+    if trust:
+        add_flag(parser, "trust-model")
 
 
 def add_table_flags(parser: argparse.ArgumentParser, **defaults) -> None:

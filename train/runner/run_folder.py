@@ -11,7 +11,7 @@ import re
 import warnings
 from pathlib import Path
 
-from .manifest import LOCK_FILE, Manifest, Refused, UntrustedFile
+from .manifest import BOOKKEEPING, LOCK_FILE, Manifest, Refused, UntrustedFile
 
 SETTINGS_FILE = "args.json"
 #: Settings a resumed (or reused) run may change; every other one must match the run's recorded settings.
@@ -41,6 +41,8 @@ def write_atomically(path: Path, write) -> Path:
     """``write(temporary_path)``, then rename it over ``path``: readers see the old file or the new one."""
     path = Path(path)
     partial = path.with_name(path.name + ".partial" + path.suffix)
+    if os.path.lexists(partial):  # a leftover, or a planted link: write a new file, never through a link
+        os.unlink(partial)
     write(partial)
     os.replace(partial, path)
     return path
@@ -89,6 +91,23 @@ def _listing(names: list[str]) -> str:
     return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
 
 
+def _differences(differences: list[str]) -> str:
+    """A few of the differing settings in full, the rest by name: a refusal stays one readable line."""
+    shown = [d if len(d) <= 80 else d.split(":", 1)[0] + ": (differs)" for d in differences[:3]]
+    rest = [d.split(":", 1)[0] for d in differences[3:]]
+    return "; ".join(shown) + (f"; and {len(rest)} more: {', '.join(rest[:8])}" if rest else "")
+
+
+def open_lock(path: Path):
+    """The folder's lock file, opened for reading and writing without following a symbolic link (a planted link
+    would have the job write its PID into the file it points to)."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as error:
+        raise FolderTaken(f"cannot use {path} as the folder's lock ({error.strerror or error})") from None
+    return os.fdopen(descriptor, "r+")
+
+
 class RunFolder:
     """``with RunFolder(path, settings, resume, overwrite) as folder:`` — the job owns ``path`` until the block
     ends, and writes there only through ``folder.write`` / ``folder.record``, which list each file in the
@@ -107,7 +126,7 @@ class RunFolder:
         settings: dict,
         resume: bool,
         overwrite: bool,
-        job: str = "training run",
+        job: str = "train_ppo",
         name_flag: str = "--run-name",
         resume_may_start: bool = False,
     ):
@@ -117,12 +136,9 @@ class RunFolder:
         self.manifest: Manifest | None = None
 
     def __enter__(self) -> "RunFolder":
-        if self.path.exists() and not self.path.is_dir():
-            raise FolderTaken(f"{self.path} is a file, not a folder; choose another {self._name_flag}")
-        if self.resume and not self._resume_may_start and recorded_settings(self.path) is None:
-            raise NothingToResume(f"--resume: {self.path} holds no {self.job} to resume; start one without --resume")
+        self._refusals(Manifest(self.path) if self.path.is_dir() else None)  # before anything is made
         self.path.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.path / LOCK_FILE, "a+")
+        self._lock = open_lock(self.path / LOCK_FILE)
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -131,7 +147,7 @@ class RunFolder:
             self._lock.close()
             self._lock = None
             raise RunFolderBusy(
-                f"{self.path} is in use by another {self.job} (pid {owner}); wait for it or choose another "
+                f"{self.path} is in use by another {self.job} job (pid {owner}); wait for it or choose another "
                 f"{self._name_flag}"
             ) from None
         self._lock.seek(0)
@@ -139,41 +155,58 @@ class RunFolder:
         self._lock.write(str(os.getpid()))
         self._lock.flush()
         try:
-            self.manifest = Manifest(self.path)
-            self._check()
+            self.manifest = Manifest(self.path, self.job)
+            self._refusals(self.manifest)  # again, now that no other process can change the folder
+            if not self.resume:
+                self.manifest.remove_listed()  # --overwrite: start over with nothing of the old run mixed in
             self.write(self.path / SETTINGS_FILE, lambda p: p.write_text(json.dumps(self.settings, indent=2)))
         except BaseException:
             self.__exit__(None, None, None)
             raise
         return self
 
-    def _check(self) -> None:
-        foreign = self.manifest.foreign()
-        if self.resume:
-            if foreign and not self.manifest.files:
+    def _refusals(self, manifest: "Manifest | None") -> None:
+        """Raise the refusal that applies to this folder (``manifest``: its manifest, None if it does not exist
+        yet); reads only, so that a refused job leaves no trace."""
+        if self.path.exists() and not self.path.is_dir():
+            raise FolderTaken(f"{self.path} is a file, not a folder; choose another {self._name_flag}")
+        for name in BOOKKEEPING:
+            if (self.path / name).is_symlink():
                 raise FolderTaken(
-                    f"{self.path} holds files that no {self.job} wrote ({_listing(foreign)}); choose another "
-                    f"{self._name_flag}, or move those files away"
+                    f"{self.path / name} is a symbolic link: a job's bookkeeping is never one (it would write "
+                    f"through it); remove it or choose another {self._name_flag}"
                 )
-            recorded = recorded_settings(self.path)
+        recorded = recorded_settings(self.path) if manifest is not None else None
+        if self.resume and not self._resume_may_start and recorded is None:
+            raise NothingToResume(f"--resume: {self.path} holds no {self.job} run to resume; start one without --resume")
+        if manifest is None:
+            return
+        foreign = manifest.foreign()
+        if foreign and (not self.resume or not manifest.files):
+            raise FolderTaken(
+                f"{self.path} holds files that no {self.job} job wrote ({_listing(foreign)}); a job writes only into "
+                f"a folder of its own: choose another {self._name_flag}, or move those files away"
+            )
+        owner = manifest.owner()
+        if manifest.files and owner != self.job:
+            raise FolderTaken(
+                f"{self.path} holds the files of a {owner or 'job of unknown kind'} ({_listing(sorted(manifest.files))}); "
+                f"{self.job} writes only into its own folders, and --overwrite never removes another job's files: "
+                f"choose another {self._name_flag}"
+            )
+        if self.resume:
             if recorded is not None and settings_difference(recorded, self.settings):
                 raise OtherSettings(
-                    f"{self.path} was started with other settings "
-                    f"({'; '.join(settings_difference(recorded, self.settings))}); resume with the recorded "
+                    f"{self.path} holds a {self.job} run with other settings "
+                    f"({_differences(settings_difference(recorded, self.settings))}); resume with the recorded "
                     f"ones, or start anew (another {self._name_flag}, or --overwrite)"
                 )
             return
-        if foreign:
+        if manifest.files and not self.overwrite:
             raise FolderTaken(
-                f"{self.path} holds files that this {self.job} did not write ({_listing(foreign)}); "
-                f"--overwrite removes only a run's own files: choose another {self._name_flag}, or move those away"
-            )
-        if self.manifest.files and not self.overwrite:
-            raise FolderTaken(
-                f"{self.path} already holds a run ({_listing(sorted(self.manifest.files))}); continue it with "
+                f"{self.path} already holds a run ({_listing(sorted(manifest.files))}); continue it with "
                 f"--resume, start it over with --overwrite, or choose another {self._name_flag}"
             )
-        self.manifest.remove_listed()  # --overwrite: start over with nothing of the old run mixed in
 
     def write(self, path: Path, write, hashed: bool = True) -> Path:
         """``write(temporary_path)`` renamed to ``path`` (in the folder), listed in the manifest; refuses to

@@ -33,7 +33,7 @@ def kernel_plays(policies: list) -> bool:
 
 class AdvantageSums:
     """Per deal, the sum of the reference's advantages of the candidate's leads: an ``on_lead`` hook of
-    :func:`train.paired.play_paired` (the candidate's play is not changed by it: it draws from streams of its
+    :func:`train.measure.paired.play_paired` (the candidate's play is not changed by it: it draws from streams of its
     own). ``reference``: a copy of the reference policy for this hook alone (it may draw its lead, where its
     odds are not known); ``table``: the other seats' policies, as play_paired seats them."""
 

@@ -1,4 +1,4 @@
-"""Where a measuring job writes: a folder it owns (train.run_folder's rules), with its provenance.
+"""Where a measuring job writes: a folder it owns (train.runner.run_folder's rules), with its provenance.
 
 Without ``--out`` a job writes to ``results/<job>/<settings hash>/``: a fresh folder per settings, never the
 committed tables (which live in ``docs/results/``). The same settings again rewrite their own

@@ -1,0 +1,64 @@
+"""The agents a measuring job names (``random``, ``ppo``, ``ppo:<model.zip>``, ``pimc:<worlds>``, ...): made from
+their names, checked before any work, and the model files behind them, by SHA-256, that results are keyed by."""
+
+from __future__ import annotations
+
+import agents
+from snipsnap_env.kernel import POLICIES
+
+from ..runner.cli import at_least
+
+
+def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
+    """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
+    when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
+    Stable-Baselines3 zip (which runs the file's pickled code)."""
+    name, colon, option = spec.partition(":")
+    if name == "ppo":
+        if colon and not option:
+            raise ValueError(
+                f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the shipped model)"
+            )
+        return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
+    if name == "pimc":
+        if colon and not (option.isascii() and option.isdigit() and int(option) >= 1):
+            raise ValueError(
+                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. pimc:128"
+            )
+        model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
+        return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
+    if colon:
+        raise ValueError(f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option")
+    return agents.make(name, seed=seed)
+
+
+def model_files(policies: dict) -> dict[str, str]:
+    """The SHA-256 of the model file behind each learned agent among ``policies`` (spec → made policy: ``ppo``,
+    ``ppo_scratch``, ``ppo:<file>``): what results are keyed by, so that a file replaced under the same name
+    makes new settings, never a reason to reuse the old model's results."""
+    from ..runner.manifest import sha256
+
+    paths = {spec: getattr(policy, "path", None) for spec, policy in policies.items()}
+    return {spec: sha256(path) for spec, path in paths.items() if path is not None}
+
+
+def made(specs, trust_model: bool = False) -> dict:
+    """Each of ``specs`` made once (seed 0), so that a bad name or model file is refused before any work."""
+    return {spec: make_candidate(spec, 0, trust_model=trust_model) for spec in dict.fromkeys(specs)}
+
+
+def add_variance_flag(job) -> None:
+    """``--variance-reduction [ROLLOUTS]``: control variates (train.measure.variance), shared by every job that evaluates."""
+    from .variance import DEFAULT_SAMPLES
+
+    job.add_argument(
+        "--variance-reduction",
+        nargs="?",
+        type=at_least(1),
+        const=DEFAULT_SAMPLES,
+        default=0,
+        metavar="ROLLOUTS",
+        help=f"control variates from kernel rollouts of the true deal at every lead whose odds are known (AIVAT): "
+        f"an unbiased estimate with a narrower CI, ROLLOUTS per legal lead (default {DEFAULT_SAMPLES}); "
+        "the plain difference stays beside it",
+    )

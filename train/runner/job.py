@@ -1,0 +1,125 @@
+"""One way every job runs. A job (``train/<job>.py``) declares three things:
+
+- its flags (``parser()``);
+- ``check(args)``: everything that can be checked before work starts (agent names, sizes, bounds, model files
+  loaded and verified, the output folder's path), returning a :class:`Plan`, or raising a refusal;
+- the work, the plan's ``work(folder)``.
+
+:func:`run` does the rest, the same for every job: parse → check → output folder → work, with SIGINT and
+SIGTERM handled → provenance (:mod:`train.runner.results_folder`, whose writes are atomic and listed in the
+folder's manifest). A refusal is one line and exit status 2, printed before any folder or lock exists; Ctrl-C
+or SIGTERM says what is kept and where, and exits with 130 or 143, never a traceback. ``tests/test_jobs.py``
+holds every module in ``train/`` to this, so a new job inherits the guarantees by being written this way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .cli import Terminated, command_line, on_sigterm
+from .manifest import Refused
+from .results_folder import results_folder
+
+#: What a check may raise to refuse: a bad name or value, a missing or unreadable file, a missing extra.
+REFUSALS = (Refused, ValueError, OSError, ImportError, LookupError)
+
+#: Called with no argument just before a job's work starts (the conformance test interrupts jobs there).
+work_started: list[Callable[[], None]] = []
+
+
+@dataclass
+class Plan:
+    """What a job's check hands the runner.
+
+    ``work(folder)`` does the job (``folder`` the open :class:`~train.runner.run_folder.RunFolder` of its
+    results, or None for a job that writes none) and returns what ``main`` returns. ``settings`` key the
+    results folder (None: the job writes no results folder); ``out`` is ``--out`` (None: the default
+    ``results/<job>/<settings hash>``). ``kept`` says what an interrupt keeps; ``{folder}`` in it is the
+    folder's path. ``close`` is called once the job ends, however it ends (a Ray runner's shutdown)."""
+
+    work: Callable[[Any], Any]
+    settings: dict | None = None
+    out: str | Path | None = None
+    overwrite: bool = False
+    kept: str | None = None
+    close: Callable[[], None] | None = None
+    after: Callable[[Any, Any], None] | None = field(default=None)  # (result, folder) once the folder is closed
+
+
+class Refusal(Refused):
+    """A job's own refusal (a rule of its flags that argparse cannot say): one line, exit status 2."""
+
+
+def one_line(error: BaseException) -> str:
+    """The error's message on one line (a refusal is read at a glance)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job: ``parser`` (its flags), ``check`` (args → :class:`Plan`, or a refusal) and ``example``: a quick,
+    seeded command (its flags, without ``--out``) that the conformance test runs."""
+
+    parser: Callable[[], argparse.ArgumentParser]
+    check: Callable[[argparse.Namespace], Plan]
+    example: tuple[str, ...] = ()
+
+    def main(self, argv=None):
+        """``python -m train.<job> argv``."""
+        return run(self, argv)
+
+    def writes_folder(self) -> bool:
+        """Whether the job writes a results folder (it then takes ``--out`` and ``--overwrite``)."""
+        flags = {flag for action in self.parser()._actions for flag in action.option_strings}
+        return "--out" in flags
+
+
+def run(job: Job, argv=None):
+    """Run ``job`` with the flags ``argv`` (None: the process's own) as every job runs: see the module."""
+    parser = job.parser()
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    plan = None
+    kept = "nothing is kept; the same command starts again"
+    try:
+        args = parser.parse_args(argv)
+        try:
+            plan = job.check(args)
+        except REFUSALS as error:
+            parser.error(one_line(error))
+        kept = plan.kept or kept
+        if plan.settings is None:
+            for hook in work_started:
+                hook()
+            result = plan.work(None)
+            folder = None
+        else:
+            with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, command_line(argv)) as folder:
+                kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
+                    folder=folder.path
+                )
+                for hook in work_started:
+                    hook()
+                result = plan.work(folder)
+        if plan.after is not None:
+            plan.after(result, folder)
+        return result
+    except Refused as error:  # found while opening the folder or working (a kept file that is not ours)
+        parser.error(one_line(error))
+    except KeyboardInterrupt as interrupt:
+        print(f"\ninterrupted: {kept}", file=sys.stderr)
+        raise SystemExit(143 if isinstance(interrupt, Terminated) else 130) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if plan is not None and plan.close is not None:
+            plan.close()
+
+
+def _name(parser: argparse.ArgumentParser) -> str:
+    """The job's name (``python -m train.evaluate`` → ``evaluate``): its results folders' owner."""
+    return (parser.prog or "job").rsplit(".", 1)[-1]
