@@ -16,8 +16,9 @@ from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import MAX_HAND, SLICES
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from .runner.cli import add_flag, at_least, new_parser
-from .measure.candidates import make_candidate
+from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
+from .runner.job import Job, Plan
+from .measure.candidates import made, make_candidate
 from .learn.distill import collect_positions
 
 
@@ -50,26 +51,33 @@ def parser():
     add_flag(job, "opponents")
     job.add_argument("--positions", type=at_least(1), default=20_000, help="real choices per table size")
     add_flag(job, "seed")
+    add_flag(job, "trust-model")
     return job
 
 
-def main(argv=None) -> dict:
-    job = parser()
-    args = job.parse_args(argv)
-    try:
+def check(args) -> Plan:
+    """The agent and the opponents made (names, model files), the table sizes distinct, before any work."""
+    refuse_repeats("players", args.players)
+    made([args.agent, *args.opponents], args.trust_model)
+
+    def work(_) -> dict:
         table = behaviour(args.agent, args.players, args.rules, args.opponents, args.positions, args.seed)
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        job.error(str(error))
-    print(f"{args.agent}: real choices in deals of {'+'.join(args.opponents)} players, rules {args.rules}")
-    print("| players | leads a rank held 1 / 2 / 3 / 4 times | leaves most_copies | own hand then / else |")
-    print("|---|---|---|---|")
-    for n, row in table.items():
-        shares = " / ".join(f"{100 * x:.0f}%" for x in row["leads_by_copies"])
-        print(
-            f"| {n} | {shares} | {100 * row['leaves_most_copies']:.0f}% | "
-            f"{row['hand_when_leaving']:.1f} / {row['hand_when_agreeing']:.1f} cards |"
-        )
-    return table
+        print(f"{args.agent}: real choices in deals of {'+'.join(args.opponents)} players, rules {args.rules}")
+        print("| players | leads a rank held 1 / 2 / 3 / 4 times | leaves most_copies | own hand then / else |")
+        print("|---|---|---|---|")
+        for n, row in table.items():
+            shares = " / ".join(f"{100 * x:.0f}%" for x in row["leads_by_copies"])
+            print(
+                f"| {n} | {shares} | {100 * row['leaves_most_copies']:.0f}% | "
+                f"{row['hand_when_leaving']:.1f} / {row['hand_when_agreeing']:.1f} cards |"
+            )
+        return table
+
+    return Plan(work)
+
+
+JOB = Job(parser, check, example=("--agent", "most_copies", "--players", "3", "--positions", "50"))
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -18,10 +18,14 @@ import argparse
 import functools
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 
-from .runner.cli import at_least, command_line, new_parser, positive_float
+from .runner.cli import add_flag, at_least, new_parser, positive_float
+from .runner.job import Job, Plan, Refusal
+from .runner.results_folder import provenance
+from .runner.run_folder import write_atomically
 
 
 def measure(make_env, seconds: float, seed: int = 0) -> dict:
@@ -67,14 +71,40 @@ def interleaved(envs: dict, rounds: int, seconds: float) -> dict:
     return summary
 
 
-def save_json(results: dict, path: str | None, job: str, argv: list[str] | None) -> dict:
-    """Write the figures to ``path`` (if given), with their provenance (the command, commit and date under
-    ``"provenance"``), and return them."""
-    if path:
-        from .runner.results_folder import provenance
+def add_json_flags(job: argparse.ArgumentParser) -> None:
+    """``--json FILE`` (the figures, written as a file of their own) and ``--overwrite`` (replace such a file
+    that this benchmark wrote before), shared by every benchmark."""
+    job.add_argument("--json", default=None, metavar="FILE", help="also write the figures to this JSON file")
+    add_flag(job, "overwrite", help="replace the --json file if this benchmark wrote it (never another file)")
 
-        with open(path, "w") as f:
-            json.dump({**results, "provenance": provenance(job, argv)}, f, indent=2)
+
+def check_json(path: str | None, overwrite: bool, job: str) -> None:
+    """Refuse, before any work, a ``--json`` that is a folder or a link, or an existing file unless it holds
+    figures of this benchmark and ``overwrite`` is given."""
+    if not path:
+        return
+    target = Path(path)
+    if target.is_symlink() or target.is_dir():
+        raise Refusal(f"--json {path} is a {'link' if target.is_symlink() else 'folder'}; name a new file")
+    if not target.parent.is_dir():
+        raise Refusal(f"--json {path}: {target.parent} is not a folder")
+    if target.exists():
+        try:
+            ours = f"train.{job}" in json.loads(target.read_text())["provenance"]["command"]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            ours = False
+        if not ours:
+            raise Refusal(f"--json {path} exists and holds no figures of {job}; name a new file (it stays as it is)")
+        if not overwrite:
+            raise Refusal(f"--json {path} exists; add --overwrite to replace it, or name a new file")
+
+
+def save_json(results: dict, path: str | None, job: str, argv: list[str] | None) -> dict:
+    """Write the figures to ``path`` (if given; checked by :func:`check_json`), atomically, with their
+    provenance (the command, commit and date under ``"provenance"``), and return them."""
+    if path:
+        document = json.dumps({**results, "provenance": provenance(job, argv)}, indent=2)
+        write_atomically(Path(path), lambda p: p.write_text(document))
     return results
 
 
@@ -170,23 +200,33 @@ def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, __name__)
     job.add_argument("--seconds", type=positive_float, default=1.0, help="time spent on each measurement")
     job.add_argument("--rounds", type=at_least(1), default=7, help="interleaved rounds; the median is reported")
-    job.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    add_json_flags(job)
     job.add_argument("--agents", nargs="*", default=DECISION_AGENTS, help="agents whose decisions are timed")
     return job
 
 
-def main(argv=None) -> dict:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """The timed agents made, the --json file new (or this benchmark's, with --overwrite)."""
+    check_json(args.json, args.overwrite, "bench_aec")
+    from .measure.candidates import made
 
-    results = measure_table(aec_envs(range(3, 9)), args.rounds, args.seconds)
-    ratio = results["snipsnap env() N=6"]["turns_per_s"] / results["connect_four_v3 env()"]["turns_per_s"]
-    results["wrapped_6p_vs_connect_four"] = ratio
-    print(f"\nwrapped 6-player env / connect_four_v3, median turns/s: {ratio:.2f}x (target >= 2x)")
-    results["rgb_array_ms_per_frame"] = frame_times(range(3, 9))
-    print(f"\none decision at 6-player leads ({numba_threads()} numba threads; the learned agents run in numpy):")
-    results["decision_us"] = decision_times(args.agents, args.seconds)
-    return save_json(results, args.json, "bench_aec", command_line(argv))
+    made(args.agents)
+
+    def work(_) -> dict:
+        results = measure_table(aec_envs(range(3, 9)), args.rounds, args.seconds)
+        ratio = results["snipsnap env() N=6"]["turns_per_s"] / results["connect_four_v3 env()"]["turns_per_s"]
+        results["wrapped_6p_vs_connect_four"] = ratio
+        print(f"\nwrapped 6-player env / connect_four_v3, median turns/s: {ratio:.2f}x (target >= 2x)")
+        results["rgb_array_ms_per_frame"] = frame_times(range(3, 9))
+        print(f"\none decision at 6-player leads ({numba_threads()} numba threads; the learned agents run in numpy):")
+        results["decision_us"] = decision_times(args.agents, args.seconds)
+        return save_json(results, args.json, "bench_aec", args.command)
+
+    return Plan(work)
+
+
+JOB = Job(parser, check, example=("--rounds", "1", "--seconds", "0.05", "--agents", "most_copies"))
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numba
 
 import agents
 from snipsnap_env.batch import BatchEnv, play_deals
 
-from .bench_aec import aec_envs, measure_table, save_json
-from .runner.cli import add_flag, at_least, command_line, new_parser, positive_float
+from .bench_aec import add_json_flags, aec_envs, check_json, measure_table, save_json
+from .runner.cli import add_flag, between, new_parser, positive_float, require
+from .runner.job import Job, Plan, Refusal
+
+MAX_BATCH = 1 << 20  # games side by side: a game's state is a few kB
+MAX_PPO_STEPS = 10_000_000
 
 
 def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> dict:
@@ -94,16 +99,14 @@ def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, __name__)
     job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
     add_flag(job, "players")
-    job.add_argument("--batch-sizes", type=at_least(1), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
-    job.add_argument("--ppo-steps", type=at_least(1), default=65536, help="timesteps per PPO fps measurement")
-    job.add_argument("--json", default=None)
+    job.add_argument("--batch-sizes", type=between(1, MAX_BATCH), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
+    job.add_argument("--ppo-steps", type=between(1, MAX_PPO_STEPS), default=65536, help="timesteps per PPO fps measurement")
+    add_json_flags(job)
     job.add_argument("--reference", default=None, help="a reference simulator script to time in the same run")
     return job
 
 
-def main(argv=None) -> dict:
-    job = parser()
-    args = job.parse_args(argv)
+def work(args) -> dict:
     results: dict = {"kernel": {}, "batch": {}, "aec": {}, "ppo_fps": {}}
 
     threads = numba.get_num_threads()
@@ -143,8 +146,21 @@ def main(argv=None) -> dict:
     print(f"single-seat env (DummyVecEnv, 1 env): {single:,.0f} fps")
     print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
     print(f"same, rollout critic (32 per lead):   {rollouts:,.0f} fps  (train_ppo's default training)")
-    return save_json(results, args.json, "bench_batch", command_line(argv))
+    return save_json(results, args.json, "bench_batch", args.command)
 
+
+
+def check(args) -> Plan:
+    """The training extra there (the PPO measurements), the --json file new (or this benchmark's)."""
+    check_json(args.json, args.overwrite, "bench_batch")
+    require("train", "torch", "stable_baselines3", "sb3_contrib", "pygame")
+    if args.reference and not Path(args.reference).is_file():
+        raise Refusal(f"--reference {args.reference}: no such script")
+    return Plan(lambda _: work(args))
+
+
+JOB = Job(parser, check, example=("--seconds", "0.05", "--batch-sizes", "4", "--ppo-steps", "256", "--players", "3"))
+main = JOB.main
 
 if __name__ == "__main__":
     main()

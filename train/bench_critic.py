@@ -15,8 +15,9 @@ import numpy as np
 
 import agents
 
-from .bench_aec import save_json
-from .runner.cli import add_flag, at_least, command_line, new_parser, positive_float
+from .bench_aec import add_json_flags, check_json, save_json
+from .runner.job import Job, Plan
+from .runner.cli import add_flag, between, new_parser, positive_float, refuse_repeats, require
 
 #: (name, opponents, rollout policy): the pools and continuations measured
 SETUPS = (
@@ -62,14 +63,13 @@ def parser():
     job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=[3, 4, 6], help="table sizes")
     job.add_argument("--seconds", type=positive_float, default=6.0, help="seconds per measurement")
-    job.add_argument("--rollouts", type=at_least(1), default=32, help="rollouts per candidate lead")
-    job.add_argument("--games", type=at_least(1), default=256, help="games played side by side")
-    job.add_argument("--json", default=None, help="also write the figures here")
+    job.add_argument("--rollouts", type=between(1, 1024), default=32, help="rollouts per candidate lead")
+    job.add_argument("--games", type=between(1, 65536), default=256, help="games played side by side")
+    add_json_flags(job)
     return job
 
 
-def main(argv=None) -> dict:
-    args = parser().parse_args(argv)
+def work(args) -> dict:
     rows = []
     print(f"| setup | {' | '.join(f'{n} players' for n in args.players)} |")
     print(f"|---|{'---|' * len(args.players)}")
@@ -83,8 +83,20 @@ def main(argv=None) -> dict:
     print("lead choices per second of the training VecEnv (learner decisions, rollouts included);")
     print("one compiled network decision: " + ", ".join(f"{us:.1f} µs at {n} players" for n, us in decision.items()))
     results = {"lead_choices_per_s": rows, "network_decision_us": decision}
-    return save_json(results, args.json, "bench_critic", command_line(argv))
+    return save_json(results, args.json, "bench_critic", args.command)
 
+
+
+def check(args) -> Plan:
+    """The --json file new (or this benchmark's, with --overwrite); the table sizes distinct."""
+    check_json(args.json, args.overwrite, "bench_critic")
+    refuse_repeats("players", args.players)
+    require("train", "torch", "stable_baselines3", "sb3_contrib")
+    return Plan(lambda _: work(args))
+
+
+JOB = Job(parser, check, example=("--players", "3", "--seconds", "0.05", "--rollouts", "2", "--games", "8"))
+main = JOB.main
 
 if __name__ == "__main__":
     main()

@@ -14,8 +14,9 @@ import numpy as np
 
 import agents
 
-from .bench_aec import save_json
-from .runner.cli import add_flag, at_least, command_line, new_parser
+from .bench_aec import add_json_flags, check_json, save_json
+from .runner.job import Job, Plan
+from .runner.cli import add_flag, between, new_parser, refuse_repeats, worlds
 
 
 def lead_positions(players: int, count: int, seed: int = 3):
@@ -47,14 +48,13 @@ def seconds_per_lead(players: int, samples: int, positions: int, in_kernel: bool
 def parser():
     job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=[3, 4, 6], help="table sizes")
-    job.add_argument("--samples", type=at_least(1), default=128, help="the search's sampled worlds per lead")
-    job.add_argument("--positions", type=at_least(2), default=64, help="leads searched at once")
-    job.add_argument("--json", default=None, help="also write the figures here")
+    job.add_argument("--samples", type=worlds, default=128, help="the search's sampled worlds per lead")
+    job.add_argument("--positions", type=between(2, 1024), default=64, help="leads searched at once")
+    add_json_flags(job)
     return job
 
 
-def main(argv=None) -> dict:
-    args = parser().parse_args(argv)
+def work(args) -> dict:
     rows = []
     print(f"ModelSearch over the shipped ppo, {args.samples} worlds, {args.positions} leads at once")
     print("| players | compiled rollouts (ms a lead) | batched engine (ms a lead) | speed-up |")
@@ -64,8 +64,19 @@ def main(argv=None) -> dict:
         rows.append({"players": n, "compiled_s": compiled, "engine_s": engine})
         print(f"| {n} | {compiled * 1e3:.1f} | {engine * 1e3:.1f} | {engine / compiled:.1f}× |")
     return save_json({"samples": args.samples, "positions": args.positions, "rows": rows}, args.json,
-                     "bench_search", command_line(argv))  # fmt: skip
+                     "bench_search", args.command)  # fmt: skip
 
+
+
+def check(args) -> Plan:
+    """The --json file new (or this benchmark's, with --overwrite); the table sizes distinct."""
+    check_json(args.json, args.overwrite, "bench_search")
+    refuse_repeats("players", args.players)
+    return Plan(lambda _: work(args))
+
+
+JOB = Job(parser, check, example=("--players", "3", "--samples", "4", "--positions", "2"))
+main = JOB.main
 
 if __name__ == "__main__":
     main()

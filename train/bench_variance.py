@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import time
 
-from .runner.cli import add_flag, at_least, new_parser
+from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
+from .runner.job import Job, Plan
 from .measure.candidates import make_candidate
 from .measure.paired import PairedDeals, mean_ci, play_candidates
 
 
-def measure(candidate: str, players: int, deals: int, rollouts: int, seed: int, rules: str) -> dict:
+def measure(
+    candidate: str, players: int, deals: int, rollouts: int, seed: int, rules: str, trust_model: bool = False
+) -> dict:
     """Plain and reduced paired differences of ``candidate`` over most_copies on the same deals, with times."""
     opponents = ["random"]
     paired = PairedDeals.draw(deals, players, 1, seed)
-    policies = lambda: {name: make_candidate(name, seed, tuple(opponents)) for name in ("most_copies", candidate)}  # noqa: E731
+    policies = lambda: {name: make_candidate(name, seed, tuple(opponents), trust_model) for name in ("most_copies", candidate)}  # noqa: E731
     warm = PairedDeals.draw(8, players, 1, seed + 1)  # compile every kernel both runs use before timing either
     play_candidates(policies(), opponents, warm, rules, seed)
     play_candidates(policies(), opponents, warm, rules, seed, variance_reduction=rollouts)
@@ -49,24 +52,36 @@ def parser():
     job.add_argument("--rollouts", nargs="+", type=at_least(1), default=[32], help="rollouts per legal lead")
     add_flag(job, "rules")
     add_flag(job, "seed")
+    add_flag(job, "trust-model")
     return job
 
 
-def main(argv=None) -> list[dict]:
-    args = parser().parse_args(argv)
+def work(args) -> list[dict]:
     print(f"{args.candidate} − most_copies at random-lead tables, {args.deals:,} paired deals, rules {args.rules}")
     print("| players | rollouts | plain (as evaluate plays) | plain, same play | reduced | CI shrink | "
           "plain s | reduced s | worth |\n|---|---|---|---|---|---|---|---|---|")  # fmt: skip
     rows = []
     for players in args.players:
         for rollouts in args.rollouts:
-            row = measure(args.candidate, players, args.deals, rollouts, args.seed, args.rules)
+            row = measure(args.candidate, players, args.deals, rollouts, args.seed, args.rules, args.trust_model)
             rows.append(row)
             cells = [f"{mean:+.2f} ± {ci:.2f}" for mean, ci in (row["plain"], row["plain_same_play"], row["reduced"])]
             times = f"{row['plain_seconds']:.1f} | {row['reduced_seconds']:.1f} | {row['worth']:.2f}×"
             print(f"| {players} | {rollouts} | {' | '.join(cells)} | {row['shrink']:.2f}× | {times} |", flush=True)
     return rows
 
+
+
+def check(args) -> Plan:
+    """The candidate made (name, model file), the sizes and rollouts distinct."""
+    refuse_repeats("players", args.players)
+    refuse_repeats("rollouts", args.rollouts)
+    make_candidate(args.candidate, args.seed, trust_model=args.trust_model)
+    return Plan(lambda _: work(args))
+
+
+JOB = Job(parser, check, example=("--players", "3", "--candidate", "most_copies", "--deals", "20", "--rollouts", "2"))
+main = JOB.main
 
 if __name__ == "__main__":
     main()

@@ -9,10 +9,13 @@ only for a file whose source you trust. The converted file holds tensors and JSO
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
-from .runner.cli import new_parser
+from .runner.cli import new_parser, require
+from .runner.job import Job, Plan, Refusal
+from .runner.run_folder import write_atomically
 
 
 def parser():
@@ -25,34 +28,43 @@ def parser():
     return job
 
 
-def main(argv=None) -> Path:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """The trust given, the source a readable SB3 zip (loaded here: converting is loading), the target new."""
     if not args.trust_model:
-        job.error("converting loads the SB3 zip, which runs its pickled code: add --trust-model if you trust it")
+        raise Refusal("converting loads the SB3 zip, which runs its pickled code: add --trust-model if you trust it")
     source, target = Path(args.source), Path(args.target)
     if not source.is_file():  # before SB3, which would look for <source>.zip and name that instead
-        job.error(f"no model file at {source}")
-    if target.exists():
-        job.error(f"{target} exists; choose another target (nothing is overwritten)")
-    try:
-        from agents.model_file import is_policy_file, save_policy
-        from agents.ppo import load_trusted_sb3
+        raise Refusal(f"no model file at {source}")
+    if os.path.lexists(target):
+        raise Refusal(f"{target} exists; choose another target (nothing is overwritten)")
+    if not target.parent.is_dir():
+        raise Refusal(f"{target.parent} is not a folder; choose another target")
+    require("train", "torch", "stable_baselines3", "sb3_contrib", "safetensors")
+    from agents.model_file import is_policy_file, save_policy
+    from agents.ppo import load_trusted_sb3
 
-        if is_policy_file(source):
-            job.error(f"{source} is in snipsnap's model format already: it loads as it is, with nothing to convert")
-        if not zipfile.is_zipfile(source):
-            job.error(f"{source} is not a zip archive: not a Stable-Baselines3 model")
+    if is_policy_file(source):
+        raise Refusal(f"{source} is in snipsnap's model format already: it loads as it is, with nothing to convert")
+    if not zipfile.is_zipfile(source):
+        raise Refusal(f"{source} is not a zip archive: not a Stable-Baselines3 model")
+    try:
         network, meta = load_trusted_sb3(source)
-        save_policy(network, target, {key: meta[key] for key in ("trained_on", "num_timesteps") if key in meta})
-    except ImportError as error:
-        job.error(f'{error.name} is missing: pip install -e ".[train]"')
-    except (OSError, ValueError) as error:
-        job.error(str(error))
+    except (OSError, ValueError):
+        raise
     except Exception as error:  # a damaged or foreign zip fails in many ways inside SB3 and torch
-        job.error(f"{source} is not a readable MaskablePPO model ({type(error).__name__}: {error})")
-    print(f"wrote {target}")
-    return target
+        raise Refusal(f"{source} is not a readable MaskablePPO model ({type(error).__name__}: {error})") from None
+    kept = {key: meta[key] for key in ("trained_on", "num_timesteps") if key in meta}
+
+    def work(_) -> Path:
+        write_atomically(target, lambda path: save_policy(network, path, kept))
+        print(f"wrote {target}")
+        return target
+
+    return Plan(work)
+
+
+JOB = Job(parser, check)
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .runner.cli import add_flag, command_line, new_parser, require
-from .runner.results_folder import pyplot, results_folder
-from .runner.run_folder import Refused
+from .runner.cli import add_job_flags, new_parser, require
+from .runner.job import Job, Plan
+from .runner.manifest import sha256
+from .runner.results_folder import pyplot
 
 GAIN, GAIN_CI, SECONDS = 4, 5, 6  # columns of eval.csv
 
@@ -64,27 +65,28 @@ def plot_runs(run_dirs: list[Path], path: Path, title: str) -> Path | None:
 def parser():
     job = new_parser(__doc__, __name__)
     job.add_argument("runs", nargs="+", help="run folders (<runs>/<run-name>) with an eval.csv each")
-    add_flag(job, "out", help="folder for curves.png (default: results/curves/<settings hash>)")
-    add_flag(job, "overwrite")
+    add_job_flags(job, "curves.png", trust=False)
     return job
 
 
-def main(argv=None) -> Path:
-    job = parser()
-    args = job.parse_args(argv)
-    require(job, "train", "matplotlib")  # the plot is the job's one output
+def check(args) -> Plan:
+    """matplotlib there, every run's eval.csv readable; the results keyed by those files' contents."""
+    require("train", "matplotlib")  # the plot is the job's one output
     runs = [Path(run) for run in args.runs]
-    try:
-        for run in runs:
-            curve(run)  # every run readable before the folder is made
-        with results_folder(
-            args.out, "curves", {"runs": [str(r) for r in runs]}, args.overwrite, command_line(argv)
-        ) as folder:
-            path = folder.write(folder.path / "curves.png", lambda p: plot_runs(runs, p, "learning curves"))
-    except (ValueError, Refused) as error:
-        job.error(str(error))
-    print(f"wrote {path}")
-    return path
+    for run in runs:
+        curve(run)  # every run readable before the folder is made
+    settings = {"runs": [str(r) for r in runs], "inputs": {str(r): sha256(r / "eval.csv") for r in runs}}
+
+    def work(folder) -> Path:
+        path = folder.write(folder.path / "curves.png", lambda p: plot_runs(runs, p, "learning curves"))
+        print(f"wrote {path}")
+        return path
+
+    return Plan(work, settings, args.out, args.overwrite)
+
+
+JOB = Job(parser, check)
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -35,8 +35,9 @@ from snipsnap_env.kernel import (
 )
 from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
 
-from .runner.cli import add_flag, at_least, new_parser
 from .measure.paired import PairedDeals, Row, play_paired, summarise
+from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
+from .runner.job import Job, Plan, Refusal
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -119,20 +120,29 @@ def parser() -> argparse.ArgumentParser:
     return job
 
 
-def main(argv=None) -> list[Row]:
-    job = parser()
-    args = job.parse_args(argv)
-    rows = []
-    print("| players | opponents | clairvoyant − most_copies (95% CI) |\n|---|---|---|")
+def check(args) -> Plan:
+    """The opponents are policies the kernel plays; the table sizes and opponents distinct."""
+    refuse_repeats("players", args.players)
+    refuse_repeats("opponents", args.opponents)
     for opponent in args.opponents:
-        for n in args.players:
-            try:
+        if opponent not in POLICIES:
+            raise Refusal(f"--opponents got {opponent!r}; allowed: policies the kernel plays ({', '.join(POLICIES)})")
+
+    def work(_) -> list[Row]:
+        rows = []
+        print("| players | opponents | clairvoyant − most_copies (95% CI) |\n|---|---|---|")
+        for opponent in args.opponents:
+            for n in args.players:
                 row = bound(n, opponent, args.rules, args.deals, args.repeats, args.seed)[1]
-            except ValueError as error:
-                job.error(str(error))
-            print(f"| {n} | {opponent} | {row.diff_vs_reference:+.2f} ± {row.diff_ci95:.2f} |", flush=True)
-            rows.append(row)
-    return rows
+                print(f"| {n} | {opponent} | {row.diff_vs_reference:+.2f} ± {row.diff_ci95:.2f} |", flush=True)
+                rows.append(row)
+        return rows
+
+    return Plan(work)
+
+
+JOB = Job(parser, check, example=("--players", "3", "--opponents", "random", "--deals", "40", "--repeats", "2"))
+main = JOB.main
 
 
 if __name__ == "__main__":

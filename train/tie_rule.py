@@ -18,7 +18,8 @@ import agents
 from agents.ppo import TIE_RULES
 from snipsnap_env.rules import check_num_players
 
-from .runner.cli import add_flag, new_parser
+from .runner.cli import add_flag, new_parser, refuse_repeats
+from .runner.job import Job, Plan
 from .evaluate import format_table
 from .measure.paired import PairedDeals, Row, play_paired, summarise
 
@@ -53,16 +54,27 @@ def parser() -> argparse.ArgumentParser:
     return job
 
 
-def main(argv=None) -> list[Row]:
-    args = parser().parse_args(argv)
-    rows = []
-    for n in args.players:
-        for rule in TIE_RULES:
-            table = at_tables_of(rule, n, args.deals, args.seed, args.model)
-            print(f"\n{n} players, a table of the model's copies breaking ties {rule}, {args.deals:,} paired deals")
-            print(format_table(table), flush=True)
-            rows += table
-    return rows
+def check(args) -> Plan:
+    """The model loaded (with each tie rule) and the table sizes distinct, before any work."""
+    refuse_repeats("players", args.players)
+    for rule in TIE_RULES:
+        player(rule, args.model, args.seed)
+
+    def work(_) -> list[Row]:
+        rows = []
+        for n in args.players:
+            for rule in TIE_RULES:
+                table = at_tables_of(rule, n, args.deals, args.seed, args.model)
+                print(f"\n{n} players, a table of the model's copies breaking ties {rule}, {args.deals:,} paired deals")
+                print(format_table(table), flush=True)
+                rows += table
+        return rows
+
+    return Plan(work)
+
+
+JOB = Job(parser, check, example=("--players", "3", "--deals", "20"))
+main = JOB.main
 
 
 if __name__ == "__main__":

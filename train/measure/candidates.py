@@ -6,7 +6,7 @@ from __future__ import annotations
 import agents
 from snipsnap_env.kernel import POLICIES
 
-from ..runner.cli import at_least
+from ..runner.cli import MAX_WORLDS, at_least
 
 
 def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
@@ -21,9 +21,10 @@ def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_
             )
         return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
     if name == "pimc":
-        if colon and not (option.isascii() and option.isdigit() and int(option) >= 1):
+        if colon and not (option.isascii() and option.isdigit() and 1 <= int(option) <= MAX_WORLDS):
             raise ValueError(
-                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number of at least 1, e.g. pimc:128"
+                f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number from 1 to {MAX_WORLDS:,}, "
+                "e.g. pimc:128"
             )
         model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
         return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)

@@ -81,6 +81,8 @@ positive_float = Number(float, lambda v: v > 0, "a number above 0")
 non_negative_float = Number(float, lambda v: v >= 0, "a number of at least 0")
 fraction = Number(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")
 port = Number(int, lambda v: 0 <= v <= 65535, "a port from 1 to 65535, or 0 for any free port")
+MAX_WORLDS = 4096  # a search's sampled worlds per lead: far past where more stop helping, within memory
+worlds = Number(int, lambda v: 1 <= v <= MAX_WORLDS, f"a whole number from 1 to {MAX_WORLDS:,}")
 MAX_DEALS = 5_000_000  # a deal's cards, seats and streams take ~1.5 kB while drawn: 5 M deals fit in ~8 GB
 deal_count = Number(int, lambda v: 2 <= v <= MAX_DEALS, f"a whole number from 2 to {MAX_DEALS:,}")
 
@@ -189,12 +191,12 @@ def new_parser(description: str | None, module: str | None = None) -> argparse.A
     return JobParser(prog=program(module), description=description, formatter_class=_HelpFormatter)
 
 
-def refuse_repeats(job: argparse.ArgumentParser, flag: str, values) -> None:
-    """A usage error when the list flag ``--<flag>`` names a value twice (a table size played and rated twice
-    would count its evidence twice)."""
+def refuse_repeats(flag: str, values) -> None:
+    """A ValueError (a refusal, to a job's check) when the list flag ``--<flag>`` names a value twice (a table
+    size played and rated twice would count its evidence twice)."""
     repeated = sorted({str(v) for v in values if list(values).count(v) > 1})
     if repeated:
-        job.error(f"--{flag} names {', '.join(repeated)} more than once: {' '.join(map(str, values))}")
+        raise ValueError(f"--{flag} names {', '.join(repeated)} more than once: {' '.join(map(str, values))}")
 
 
 class Terminated(KeyboardInterrupt):
@@ -312,8 +314,18 @@ def missing_modules(*modules: str) -> list[str]:
     return [name for name in modules if importlib.util.find_spec(name) is None]
 
 
-def require(job: argparse.ArgumentParser, extra: str, *modules: str) -> None:
-    """A usage error naming the extra to install when any of ``modules`` is missing, before any work."""
+class MissingExtra(ImportError):
+    """A job (or a part of one) needs an extra that is not installed."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install ``extra``, for a user of the package and for one working in a clone."""
+    return f'pip install "snipsnap[{extra}]" (in a clone: pip install -e ".[{extra}]")'
+
+
+def require(extra: str, *modules: str) -> None:
+    """A :class:`MissingExtra` (a refusal, to a job's check) naming the extra to install when any of
+    ``modules`` is missing, before any work."""
     missing = missing_modules(*modules)
     if missing:
-        job.error(f'this needs {", ".join(missing)}: pip install -e ".[{extra}]"')
+        raise MissingExtra(f"this needs {', '.join(missing)}: {install_hint(extra)}")

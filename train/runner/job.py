@@ -88,6 +88,7 @@ def run(job: Job, argv=None):
     kept = "nothing is kept; the same command starts again"
     try:
         args = parser.parse_args(argv)
+        args.command = command_line(argv)  # the flags as given, for the provenance of what the job writes
         try:
             plan = job.check(args)
         except REFUSALS as error:
@@ -99,7 +100,7 @@ def run(job: Job, argv=None):
             result = plan.work(None)
             folder = None
         else:
-            with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, command_line(argv)) as folder:
+            with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, args.command) as folder:
                 kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
                     folder=folder.path
                 )
