@@ -18,6 +18,7 @@ Needs ``pip install -e ".[recipes]"`` (open-spiel).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
@@ -25,11 +26,12 @@ import numpy as np
 import agents
 from snipsnap_env.engine import NUM_ACTIONS
 
-from .runner.cli import add_flag, at_least, command_line, new_parser, progress_bar
-from .measure.candidates import make_candidate
+from .measure.candidates import made, make_candidate
 from .measure.paired import PairedDeals, summarise
-from .runner.results_folder import results_folder
+from .runner.cli import add_flag, add_job_flags, at_least, new_parser, progress_bar, refuse_repeats, require
+from .runner.job import Job, Plan
 
+BOTS = ("ismcts", "ismcts_mc")  # OpenSpiel's bot with random rollouts, and with most_copies rollouts
 UCT_C = 10.0  # a deal's chips spread over about ±10: the exploration term on the returns' own scale
 
 
@@ -72,7 +74,9 @@ def make_bot(name: str, game, simulations: int, seed: int):
     return ismcts.ISMCTSBot(game, evaluator, UCT_C, simulations, random_state=rng)
 
 
-def play_candidate(name, deals, players: int, rules: str, opponent: str, simulations: int, seed: int, progress=True):
+def play_candidate(
+    name, deals, players: int, rules: str, opponent: str, simulations: int, seed: int, progress=True, trust=False
+):
     """The candidate's chips in every deal and its seconds per real choice."""
     import pyspiel
 
@@ -84,9 +88,10 @@ def play_candidate(name, deals, players: int, rules: str, opponent: str, simulat
         range(len(deals.seats)), desc=f"{name}, {players} players", unit="deal", disable=not progress
     ):
         seat = int(deals.seats[d])
-        opponents = [agents.make(opponent, seed=seed + 1000 * d + s) for s in range(players)]  # the same in every run
-        bot = make_bot(name, game, simulations, seed + d) if name.startswith("ismcts") else None
-        candidate = None if bot else make_candidate(name, seed + d, (opponent,))
+        # the same in every run
+        opponents = [make_candidate(opponent, seed + 1000 * d + s, trust_model=trust) for s in range(players)]
+        bot = make_bot(name, game, simulations, seed + d) if name in BOTS else None
+        candidate = None if bot else make_candidate(name, seed + d, (opponent,), trust)
         state = game.new_initial_state()
         state.apply_action(int(deals.dealers[d]))
         hands = [np.flatnonzero(deals.owners[d] == s).tolist() for s in range(players)]
@@ -117,63 +122,64 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "deals", default=300)
     job.add_argument("--simulations", type=at_least(1), default=200, help="ISMCTS simulations per choice")
     add_flag(job, "seed", default=31)
-    add_flag(job, "out", help="folder for ismcts.md/.json (default: results/ismcts/<settings hash>)")
-    add_flag(job, "overwrite")
-    job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
+    add_job_flags(job, "ismcts.md/.json")
     return job
 
 
-def main(argv=None) -> list[dict]:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """OpenSpiel there, every candidate known (``ismcts``, ``ismcts_mc`` or an agent), the opponent too."""
     if "most_copies" not in args.candidates:
         args.candidates = ["most_copies", *args.candidates]
-    try:
-        import pyspiel  # noqa: F401
+    refuse_repeats("players", args.players)
+    refuse_repeats("candidates", args.candidates)
+    require("recipes", "pyspiel")
+    import snipsnap_env.openspiel_game  # noqa: F401  (registers the game)
 
-        import snipsnap_env.openspiel_game  # noqa: F401  (registers the game)
-    except ImportError:
-        job.error("OpenSpiel is not installed: pip install -e '.[recipes]'")
-    for name in args.candidates:
-        if not name.startswith("ismcts"):
-            try:
-                make_candidate(name, 0, (args.opponents,))
-            except ValueError as error:
-                job.error(str(error))
+    made([name for name in args.candidates if name not in BOTS], args.trust_model)
+    made([args.opponents], args.trust_model)
     settings = {key: getattr(args, key) for key in ("players", "candidates", "opponents", "rules", "deals")}
     settings |= {"simulations": args.simulations, "seed": args.seed, "uct_c": UCT_C}
-    records = []
-    with results_folder(args.out or "", "ismcts", settings, args.overwrite, command_line(argv)) as folder:
-        for players in args.players:
-            deals = PairedDeals.draw(args.deals, players, 1, args.seed + players)
-            results, seconds = {}, {}
-            for name in args.candidates:
-                results[name], seconds[name] = play_candidate(
-                    name, deals, players, args.rules, args.opponents, args.simulations, args.seed, args.progress
-                )
-            for row in summarise(results, "most_copies"):
-                record = {"players": players, **row.record(), "seconds_per_choice": seconds[row.name]}
-                records.append(record)
-                print(f"{players} players | {row.name} | gain over most_copies {row.diff_vs_reference:+.2f} "
-                      f"± {row.diff_ci95:.2f} | {seconds[row.name] * 1000:.1f} ms a choice", flush=True)  # fmt: skip
-        lines = [
-            f"{args.deals} paired deals per table size against {args.opponents} players, rules {args.rules}, "
-            f"ISMCTS {args.simulations} simulations per choice (uct_c {UCT_C}), seed {args.seed}",
-            "",
-            "| players | candidate | gain over most_copies (95% CI) | chips per deal | ms per choice |",
-            "|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {r['players']} | {r['name']} | {r['diff_vs_reference']:+.2f} ± {r['diff_ci95']:.2f} | "
-            f"{r['chips_per_deal']:+.2f} | {r['seconds_per_choice'] * 1000:.1f} |"
-            for r in records
-        ]
-        folder.write(folder.path / "ismcts.md", lambda p: p.write_text("\n".join(lines) + "\n"))
-        import json
+    return Plan(lambda folder: run_tables(args, folder), settings, args.out, args.overwrite)
 
-        folder.write(folder.path / "ismcts.json", lambda p: p.write_text(json.dumps(records, indent=1)))
-        print(f"results written to {folder.path}")
+
+def run_tables(args, folder) -> list[dict]:
+    """Every candidate at every table size; ismcts.md and .json (the seconds per choice go to provenance.json:
+    the tables are the same bytes for a seed, wall time is not)."""
+    records = []
+    for players in args.players:
+        deals = PairedDeals.draw(args.deals, players, 1, args.seed + players)
+        results, seconds = {}, {}
+        for name in args.candidates:
+            results[name], seconds[name] = play_candidate(
+                name, deals, players, args.rules, args.opponents, args.simulations, args.seed, args.progress,
+                args.trust_model,
+            )  # fmt: skip
+            folder.timings[f"{name}, {players} players: seconds per choice"] = round(seconds[name], 5)
+        for row in summarise(results, "most_copies"):
+            records.append({"players": players, **row.record()})
+            print(f"{players} players | {row.name} | gain over most_copies {row.diff_vs_reference:+.2f} "
+                  f"± {row.diff_ci95:.2f} | {seconds[row.name] * 1000:.1f} ms a choice", flush=True)  # fmt: skip
+    lines = [
+        f"{args.deals} paired deals per table size against {args.opponents} players, rules {args.rules}, "
+        f"ISMCTS {args.simulations} simulations per choice (uct_c {UCT_C}), seed {args.seed}; the seconds each "
+        "candidate took per choice are in provenance.json",
+        "",
+        "| players | candidate | gain over most_copies (95% CI) | chips per deal |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['players']} | {r['name']} | {r['diff_vs_reference']:+.2f} ± {r['diff_ci95']:.2f} | "
+        f"{r['chips_per_deal']:+.2f} |"
+        for r in records
+    ]
+    folder.write(folder.path / "ismcts.md", lambda p: p.write_text("\n".join(lines) + "\n"))
+    folder.write(folder.path / "ismcts.json", lambda p: p.write_text(json.dumps(records, indent=1)))
+    print(f"results written to {folder.path}")
     return records
+
+
+JOB = Job(parser, check, example=("--players", "3", "--deals", "4", "--simulations", "4", "--candidates", "ismcts"))
+main = JOB.main
 
 
 if __name__ == "__main__":

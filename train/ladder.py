@@ -14,26 +14,27 @@ import json
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from .runner.cli import add_flag, command_line, new_parser, progress_bar, refuse_repeats
 from .evaluate import evaluate
 from .measure.candidates import add_variance_flag, made, model_files
-from .runner.results_folder import csv_of, pyplot, results_folder
-from .runner.run_folder import Refused
+from .runner.cli import add_flag, add_job_flags, new_parser, progress_bar, refuse_repeats
+from .runner.job import Job, Plan
+from .runner.results_folder import csv_of, pyplot
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
 
 
 def ladder(
-    players, opponents, candidates, rules: str, deals: int, seed: int, folder=None, variance_reduction: int = 0
+    players, opponents, candidates, rules: str, deals: int, seed: int, folder=None, variance_reduction: int = 0,
+    trust_model: bool = False, progress: bool = True,
 ) -> list[dict]:
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
     ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as :func:`train.evaluate.evaluate`'s."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
-    for n, pool in progress_bar(cells, desc="ladder", unit="cell"):
+    for n, pool in progress_bar(cells, desc="ladder", unit="cell", disable=not progress):
         table = evaluate(
             candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True,
-            variance_reduction=variance_reduction,
+            variance_reduction=variance_reduction, trust_model=trust_model,
         )  # fmt: skip
         rows += [{"players": n, "opponents": pool, **row.record()} for row in table]
     title = f"rules {rules}, {deals:,} paired deals per cell, seed {seed}"
@@ -107,36 +108,36 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "deals", help="paired deals per cell")
     add_flag(job, "seed")
     add_variance_flag(job)
-    add_flag(job, "out")
-    add_flag(job, "overwrite")
+    add_job_flags(job, "ladder.md/.csv/.json/.png")
     return job
 
 
-def main(argv=None) -> list[dict]:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """Every candidate and opponent made (names, model files), the lists without repeats; the settings keyed
+    by every model file played."""
     if "most_copies" not in args.candidates:
         args.candidates = ["most_copies", *args.candidates]
     for flag in ("players", "opponents", "candidates"):
-        refuse_repeats(job, flag, getattr(args, flag))
+        refuse_repeats(flag, getattr(args, flag))
     settings = {key: getattr(args, key) for key in ("players", "opponents", "candidates", "rules", "deals", "seed")}
-    try:  # a bad name or model file: refused before the folder or any work
-        settings["models"] = model_files(made(args.candidates))
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        job.error(str(error))
+    pools = [name for pool in args.opponents for name in pool.split("+")]
+    settings["models"] = model_files(made([*args.candidates, *pools], args.trust_model))
     if args.variance_reduction:  # only then: plain ladders keep their settings
         settings["variance_reduction"] = args.variance_reduction
-    argv = command_line(argv)
-    try:
-        with results_folder(args.out, "ladder", settings, args.overwrite, argv) as folder:
-            rows = ladder(
-                args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder,
-                args.variance_reduction,
-            )  # fmt: skip
-            print(f"results written to {folder.path}")
-            return rows
-    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
-        job.error(str(error))
+
+    def work(folder) -> list[dict]:
+        rows = ladder(
+            args.players, args.opponents, args.candidates, args.rules, args.deals, args.seed, folder,
+            args.variance_reduction, args.trust_model, args.progress,
+        )  # fmt: skip
+        print(f"results written to {folder.path}")
+        return rows
+
+    return Plan(work, settings, args.out, args.overwrite)
+
+
+JOB = Job(parser, check, example=("--players", "3", "--opponents", "random", "--candidates", "random", "--deals", "20"))
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -15,22 +15,27 @@ import numpy as np
 
 from snipsnap_env.batch import BatchEnv
 
-from .runner.cli import add_flag, add_table_flags, command_line, new_parser, progress_bar
 from .measure.candidates import made, make_candidate, model_files
 from .measure.paired import PairedDeals, mean_ci
-from .runner.results_folder import results_folder
-from .runner.run_folder import Refused
+from .runner.cli import add_flag, add_job_flags, add_table_flags, new_parser, progress_bar
+from .runner.job import Job, Plan, Refusal
+
+CHUNK = 65_536  # deals played side by side: memory stays bounded for any --deals
 
 
-def play_mixed(specs: list[str], num_players: int, rules: str, deals: int, seed: int) -> dict:
+def play_mixed(
+    specs: list[str], num_players: int, rules: str, deals: int, seed: int, trust_model: bool = False,
+    progress: bool = False,
+) -> dict:
     """Each deal played ``num_players`` times, the agents in an order drawn for the deal and rotated a seat on
     each time (the seats beyond the agents given are filled with the last one); per agent its chips per deal."""
     if len(specs) > num_players:
         raise ValueError(f"{len(specs)} agents for a table of {num_players}")
     seats = list(specs) + [specs[-1]] * (num_players - len(specs))
-    policies = [make_candidate(spec, seed + i) for i, spec in enumerate(seats)]
+    policies = [make_candidate(spec, seed + i, trust_model=trust_model) for i, spec in enumerate(seats)]
     order = arrangements(deals, num_players, seed)
-    chips = play_rotations(policies, PairedDeals.draw(deals, num_players, 1, seed), rules, seed, order=order)
+    paired = PairedDeals.draw(deals, num_players, 1, seed)
+    chips = play_rotations(policies, paired, rules, seed, progress, order)
     table = {}
     for name in dict.fromkeys(seats):
         rows = chips[[i for i, spec in enumerate(seats) if spec == name]].mean(axis=0)
@@ -60,11 +65,22 @@ def play_rotations(
     deals, num_players = paired.opponent_index.shape
     order = np.tile(np.arange(num_players), (deals, 1)) if order is None else np.asarray(order)
     chips = np.zeros((num_players, deals))
+    bar = progress_bar(total=deals * num_players, desc="deals × seat rotations", unit="deal", disable=not progress)
+    for start in range(0, deals, CHUNK):  # a chunk of games at a time: a game in play takes several kB
+        part = slice(start, min(start + CHUNK, deals))
+        chips[:, part] = _play_chunk(policies, paired.owners[part], paired.dealers[part], rules, seed, order[part], bar)
+    bar.close()
+    return chips
+
+
+def _play_chunk(policies, owners, dealers, rules: str, seed: int, order: np.ndarray, bar) -> np.ndarray:
+    """:func:`play_rotations` of the deals ``owners``/``dealers`` (a chunk), played side by side."""
+    deals, num_players = order.shape
+    chips = np.zeros((num_players, deals))
     rows = np.arange(deals)
-    rotations = progress_bar(range(num_players), desc="seat rotations", unit="rotation", disable=not progress)
-    for rotation in rotations:
+    for rotation in range(num_players):
         env = BatchEnv(deals, num_players, rules=rules, seed=seed)
-        obs, mask = env.reset(owners=paired.owners, dealers=paired.dealers)
+        obs, mask = env.reset(owners=owners, dealers=dealers)
         sitting = order[:, (np.arange(num_players) - rotation) % num_players]  # (D, N): who sits in each seat
         finished = np.zeros(deals, bool)
         while not finished.all():
@@ -79,6 +95,7 @@ def play_rotations(
             for seat in range(num_players):
                 chips[sitting[ended, seat], ended] += infos["deal_score"][ended, seat] / num_players
             finished[ended] = True
+        bar.update(deals)
     return chips
 
 
@@ -87,30 +104,34 @@ def parser():
     job.add_argument("--agents", nargs="+", required=True, help="agents seated together (as train.evaluate names them)")
     add_table_flags(job)
     add_flag(job, "deals", default=10_000, help="deals, each played once per rotation of the seats")
-    add_flag(job, "out", help="folder for mixed.json (default: results/mixed/<settings hash>)")
-    add_flag(job, "overwrite")
+    add_job_flags(job, "mixed.json")
     return job
 
 
-def main(argv=None) -> dict:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """Every agent made (names, model files), no more agents than seats; keyed by their model files."""
+    if len(args.agents) > args.players:
+        raise Refusal(f"--agents names {len(args.agents)} agents for a table of {args.players} (--players)")
     settings = {key: getattr(args, key) for key in ("agents", "players", "rules", "deals", "seed")}
-    try:
-        settings["models"] = model_files(made(args.agents))  # a bad name or model file: refused before any work
-        with results_folder(args.out, "mixed", settings, args.overwrite, command_line(argv)) as folder:
-            table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed)
-            title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
-            document = json.dumps({"title": title, "agents": table}, indent=2)
-            folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))
-    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
-        job.error(str(error))
-    print(title)
-    print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")
-    for name, row in table.items():
-        print(f"| {name} | {row['seats']} | {row['chips_per_deal']:+.2f} ± {row['ci95']:.2f} |")
-    print(f"results written to {folder.path}")
-    return table
+    settings["models"] = model_files(made(args.agents, args.trust_model))
+
+    def work(folder) -> dict:
+        table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed, args.trust_model, args.progress)
+        title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
+        document = json.dumps({"title": title, "agents": table}, indent=2)
+        folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))
+        print(title)
+        print("| agent | seats | chips per deal (95% CI) |\n|---|---|---|")
+        for name, row in table.items():
+            print(f"| {name} | {row['seats']} | {row['chips_per_deal']:+.2f} ± {row['ci95']:.2f} |")
+        print(f"results written to {folder.path}")
+        return table
+
+    return Plan(work, settings, args.out, args.overwrite)
+
+
+JOB = Job(parser, check, example=("--agents", "random", "most_copies", "--players", "3", "--deals", "20"))
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -30,7 +30,9 @@ from snipsnap_env.events import Event, EventKind
 from snipsnap_env.picture import table_image
 from snipsnap_env.render import open_set_text
 
-from .runner.cli import add_flag, add_table_flags, at_least, new_parser
+from .measure.candidates import made, make_candidate
+from .runner.cli import add_flag, add_table_flags, at_least, new_parser, require
+from .runner.job import Job, Plan, Refusal
 
 STYLES = {
     EventKind.DEAL: "bold",
@@ -131,6 +133,7 @@ def play(
     prompt=input,
     record: str | None = None,
     console: Console | None = None,
+    trust: bool = False,
 ) -> dict:
     """Play (or watch) one deal; return the chips."""
     console = console or Console(highlight=False)
@@ -139,7 +142,10 @@ def play(
     env.reset(seed=seed)
     raw = env.unwrapped
     match = raw.match
-    policies = {agent: agents.make(opponents[i % len(opponents)], seed=seed + i) for i, agent in enumerate(env.agents)}
+    policies = {
+        agent: make_candidate(opponents[i % len(opponents)], seed + i, trust_model=trust)
+        for i, agent in enumerate(env.agents)
+    }
 
     def after_turn(events) -> None:
         for event in events:
@@ -176,20 +182,25 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
     job.add_argument("--seat", type=at_least(0), default=None, help="your seat; leave out to watch the agents")
     job.add_argument("--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg])")
+    add_flag(job, "trust-model")
     return job
 
 
-def main(argv=None) -> dict:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """The seat at the table, rich there, every opponent made (names, model files), the recording's file."""
     if args.seat is not None and not 0 <= args.seat < args.players:
-        job.error(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
+        raise Refusal(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
     if Console is None:
-        job.error('the terminal table needs rich: pip install -e ".[train]"')
-    try:
-        return play(args.players, args.rules, args.opponents, args.seat, args.seed, record=args.record)
-    except ValueError as error:  # unknown agent names, table sizes, a bad --record file
-        job.error(str(error))
+        require("train", "rich")
+    made(args.opponents, args.trust_model)
+    if args.record:
+        Recorder(args.record)
+    return Plan(lambda _: play(args.players, args.rules, args.opponents, args.seat, args.seed, record=args.record,
+                               trust=args.trust_model))  # fmt: skip
+
+
+JOB = Job(parser, check, example=("--players", "3"))
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import argparse
 import ipaddress
 import json
 import secrets
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -31,6 +32,7 @@ from snipsnap_env.render import headline, open_set_events
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 from .runner.cli import new_parser, port, require
+from .runner.job import Job, Plan, Refusal
 
 PAGE = Path(__file__).with_name("web") / "table.html"
 OPPONENTS = ("random", "most_copies", "fewest_copies", "control", "pimc", "ppo")
@@ -213,20 +215,31 @@ def new_game_settings(body) -> dict:
     return {"players": players, "rules": rules, "opponents": opponents, "seat": seat, "seed": seed}
 
 
-def is_loopback(host: str) -> bool:
-    """Whether the address ``host`` (the server's --host) is this machine's loopback."""
+def bound_address(host: str) -> str:
+    """The address ``host`` (the server's --host: a name, or an address in any form the system reads, such as
+    ``127.1`` or ``2130706433``) binds to, in its standard form; a ValueError naming it if it is none."""
     try:
-        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+        found = socket.getaddrinfo(host.strip("[]"), None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as error:
+        raise ValueError(f"--host {shown(host)} is no address of this machine ({error})") from None
+    return str(ipaddress.ip_address(found[0][4][0].split("%")[0]))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (the server's --host, in any form) binds to this machine's loopback."""
+    try:
+        return ipaddress.ip_address(bound_address(host)).is_loopback
     except ValueError:
         return False
 
 
-def host_allowed(header: str, port: int | None) -> bool:
-    """Whether a request's ``Host`` header names this machine's loopback (and ``port``, once known). A page from
-    another site that rebinds its own name to 127.0.0.1 still sends its own name here: it is refused."""
+def host_allowed(header: str, port: int | None, address: str = "127.0.0.1") -> bool:
+    """Whether a request's ``Host`` header names this machine's loopback or the loopback ``address`` served
+    (and ``port``, once known). A page from another site that rebinds its own name to 127.0.0.1 still sends its
+    own name here: it is refused."""
     try:
         parts = urlsplit("//" + header)
-        return parts.hostname in LOOPBACK_NAMES and (port is None or parts.port == port)
+        return parts.hostname in LOOPBACK_NAMES | {address} and (port is None or parts.port == port)
     except ValueError:  # a port that is no number
         return False
 
@@ -241,10 +254,13 @@ def create_app(host: str = "127.0.0.1"):
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.config["CHECK_HOST"], app.config["PORT"] = is_loopback(host), None
+    app.config["ADDRESS"] = bound_address(host) if app.config["CHECK_HOST"] else None
 
     @app.before_request
     def addressed_to_this_machine():
-        if app.config["CHECK_HOST"] and not host_allowed(request.host, app.config["PORT"]):
+        if app.config["CHECK_HOST"] and not host_allowed(
+            request.host, app.config["PORT"], app.config["ADDRESS"]
+        ):
             raise BadRequest(
                 f"requests for the host {shown(request.host)} are refused: this table answers on "
                 "127.0.0.1 and localhost only",
@@ -364,26 +380,41 @@ def parser() -> argparse.ArgumentParser:
     return job
 
 
-def main(argv=None) -> None:
-    job = parser()
-    args = job.parse_args(argv)
-    require(job, "web", "flask")
+def check(args) -> Plan:
+    """Flask there; the address read and the port taken here (a taken port or a foreign address is a refusal,
+    not a server that fails to start)."""
+    require("web", "flask")
     from werkzeug.serving import make_server  # werkzeug comes with flask
 
-    app = create_app(args.host)
+    address = bound_address(args.host)
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
     try:
-        server = make_server(args.host, args.port, app, threaded=True)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((address, args.port))
+        listening.listen(128)
     except OSError as error:  # the port is taken, or the address is not this machine's
-        job.error(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
-    app.config["PORT"] = server.server_port
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"open http://{host}:{server.server_port} in a browser (Ctrl-C stops the server)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+        listening.close()
+        raise Refusal(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
+
+    def work(_) -> None:
+        app = create_app(args.host)
+        server = make_server(address, args.port, app, threaded=True, fd=listening.fileno())
+        app.config["PORT"] = server.server_port
+        host = f"[{address}]" if ":" in address else address
+        print(f"open http://{host}:{server.server_port} in a browser (Ctrl-C stops the server)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            print("stopped")
+        finally:
+            server.server_close()
+
+    return Plan(work, close=listening.close)
+
+
+JOB = Job(parser, check, example=("--port", "0"))
+main = JOB.main
 
 
 if __name__ == "__main__":

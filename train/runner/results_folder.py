@@ -85,9 +85,12 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
         if isinstance(error, Refused):
             raise
         raise CannotWrite(f"cannot write results to {path}: {error.strerror or error}") from None
+    folder.timings = {}  # wall times a job measured: kept here only, so its tables are the same bytes every run
     try:
         yield folder
         record["seconds"] = round(time.perf_counter() - started, 1)
+        if folder.timings:
+            record["timings"] = folder.timings
         folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(record, indent=1)))
     finally:
         folder.__exit__(None, None, None)
