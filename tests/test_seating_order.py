@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 import agents
-from train.mixed import arrangements, play_mixed, play_rotations
 from train.measure.paired import PairedDeals, mean_ci
+from train.mixed import arrangements, play_mixed, play_rotations
 
 NAMES = ["most_copies", "fewest_copies", "random"]
 

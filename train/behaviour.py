@@ -16,10 +16,10 @@ from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import MAX_HAND, SLICES
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
+from .learn.distill import collect_positions
+from .measure.candidates import made, make_candidate
 from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
 from .runner.job import Job, Plan
-from .measure.candidates import made, make_candidate
-from .learn.distill import collect_positions
 
 
 def behaviour(spec: str, players, rules: str, opponents, positions: int, seed: int) -> dict:

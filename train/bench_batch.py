@@ -100,7 +100,9 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
     add_flag(job, "players")
     job.add_argument("--batch-sizes", type=between(1, MAX_BATCH), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
-    job.add_argument("--ppo-steps", type=between(1, MAX_PPO_STEPS), default=65536, help="timesteps per PPO fps measurement")
+    job.add_argument(
+        "--ppo-steps", type=between(1, MAX_PPO_STEPS), default=65536, help="timesteps per PPO fps measurement"
+    )
     add_json_flags(job)
     job.add_argument("--reference", default=None, help="a reference simulator script to time in the same run")
     return job

@@ -16,8 +16,8 @@ import numpy as np
 import agents
 
 from .bench_aec import add_json_flags, check_json, save_json
-from .runner.job import Job, Plan
 from .runner.cli import add_flag, between, new_parser, positive_float, refuse_repeats, require
+from .runner.job import Job, Plan
 
 #: (name, opponents, rollout policy): the pools and continuations measured
 SETUPS = (

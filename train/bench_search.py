@@ -15,8 +15,8 @@ import numpy as np
 import agents
 
 from .bench_aec import add_json_flags, check_json, save_json
-from .runner.job import Job, Plan
 from .runner.cli import add_flag, between, new_parser, refuse_repeats, worlds
+from .runner.job import Job, Plan
 
 
 def lead_positions(players: int, count: int, seed: int = 3):

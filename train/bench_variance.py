@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 
-from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
-from .runner.job import Job, Plan
 from .measure.candidates import make_candidate
 from .measure.paired import PairedDeals, mean_ci, play_candidates
+from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
+from .runner.job import Job, Plan
 
 
 def measure(
@@ -22,7 +22,8 @@ def measure(
     """Plain and reduced paired differences of ``candidate`` over most_copies on the same deals, with times."""
     opponents = ["random"]
     paired = PairedDeals.draw(deals, players, 1, seed)
-    policies = lambda: {name: make_candidate(name, seed, tuple(opponents), trust_model) for name in ("most_copies", candidate)}  # noqa: E731
+    names = ("most_copies", candidate)
+    policies = lambda: {name: make_candidate(name, seed, tuple(opponents), trust_model) for name in names}  # noqa: E731
     warm = PairedDeals.draw(8, players, 1, seed + 1)  # compile every kernel both runs use before timing either
     play_candidates(policies(), opponents, warm, rules, seed)
     play_candidates(policies(), opponents, warm, rules, seed, variance_reduction=rollouts)

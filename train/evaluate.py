@@ -97,7 +97,9 @@ def evaluate_policy(
 
 
 
-def prepare(candidates, opponents, num_players, rules, deals, seed, references, trust_model=False, variance_reduction=0):
+def prepare(
+    candidates, opponents, num_players, rules, deals, seed, references, trust_model=False, variance_reduction=0
+):
     """Check an evaluation before any work: the candidates (the references first where missing) made, and the
     settings that key its results folder, with the SHA-256 of every model file it plays (candidates' and
     opponents')."""

@@ -28,7 +28,8 @@ def ladder(
     trust_model: bool = False, progress: bool = True,
 ) -> list[dict]:
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
-    ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as :func:`train.evaluate.evaluate`'s."""
+    ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as
+    :func:`train.evaluate.evaluate`'s."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
     for n, pool in progress_bar(cells, desc="ladder", unit="cell", disable=not progress):

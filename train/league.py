@@ -38,20 +38,12 @@ from pathlib import Path
 import numpy as np
 
 from .measure import ratings
-from .runner.cli import (
-    add_flag,
-    between,
-    command_line,
-    new_parser,
-    progress_bar,
-    refuse_repeats,
-    stops_cleanly,
-)
 from .measure.candidates import made, make_candidate, model_files
-from .mixed import arrangements, play_rotations
 from .measure.paired import PairedDeals, mean_ci
-from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
-from .runner.run_folder import Refused
+from .mixed import arrangements, play_rotations
+from .runner.cli import add_flag, add_job_flags, between, new_parser, progress_bar, refuse_repeats
+from .runner.job import Job, Plan, Refusal
+from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign
 from .runner.units import add_ray_flags, require_ray, start_runner
 
 DEFAULT_AGENTS = ("random", "most_copies", "fewest_copies", "control", "pimc:32", "pimc:128", "ppo", "ppo_scratch")
@@ -324,55 +316,46 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "deals", default=1000, help="paired deals per table, each played once per seat rotation")
     job.add_argument("--tables", type=between(1, MAX_TABLES), default=12, help="tables per table size")
     add_ray_flags(job)
-    job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
-    add_flag(job, "out", help="folder for league.md/.csv/.json/.png (default: results/league/<settings hash>)")
-    add_flag(job, "overwrite")
-    add_flag(job, "trust-model")
+    add_job_flags(job, "league.md/.csv/.json/.png")
     return job
 
 
-def main(argv=None) -> list[dict]:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """Two or more distinct agents, each made (names, model files), sizes distinct, a league that fits in
+    memory, Ray there (and started or joined) with --ray; the settings keyed by every model file."""
     if len(set(args.agents)) != len(args.agents):
-        job.error(f"--agents names an agent twice: {' '.join(args.agents)}")
+        raise Refusal(f"--agents names an agent twice: {' '.join(args.agents)}")
     if len(args.agents) < 2:
-        job.error("--agents needs at least two agents to rate")
-    refuse_repeats(job, "players", args.players)
+        raise Refusal("--agents needs at least two agents to rate")
+    refuse_repeats("players", args.players)
     if args.tables * args.deals > MAX_DEALS_PER_SIZE:
-        job.error(
+        raise Refusal(
             f"--tables {args.tables} × --deals {args.deals:,} is more than {MAX_DEALS_PER_SIZE:,} deals at a table "
             "size (their chips stay in memory for the ratings): fewer tables or deals"
         )
     settings = Settings(
-        tuple(args.agents),
-        tuple(args.players),
-        args.rules,
-        args.deals,
-        args.tables,
-        args.seed,
-        args.trust_model,
+        tuple(args.agents), tuple(args.players), args.rules, args.deals, args.tables, args.seed, args.trust_model
     )
-    require_ray(job, args)
-    try:  # a bad name or model file: refused before the folder or any work
-        models = model_files(made(args.agents, args.trust_model))
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        job.error(str(error))
+    require_ray(args)
+    models = model_files(made(args.agents, args.trust_model))
     key = {name: value for name, value in asdict(settings).items() if name != "trust_model"} | {"models": models}
     key["play_version"] = PLAY_VERSION  # a folder of tables played another way is another league, never resumed
-    runner = start_runner(job, args)
-    try:
-        with results_folder(args.out, "league", key, args.overwrite, command_line(argv)) as folder:
-            kept_where = f"the finished tables are kept in {folder.path / TABLES}; the same command resumes from them"
-            with stops_cleanly(kept_where):
-                rows = run_league(settings, folder, runner, args.progress)
-    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
-        job.error(str(error))
-    finally:
-        runner.close()
-    print((folder.path / "league.md").read_text())
-    print(f"results written to {folder.path}")
-    return rows
+    runner = start_runner(args)
+    kept = f"the finished tables are kept in {{folder}}/{TABLES}; the same command resumes from them"
+
+    def work(folder) -> list[dict]:
+        rows = run_league(settings, folder, runner, args.progress)
+        print((folder.path / "league.md").read_text())
+        print(f"results written to {folder.path}")
+        return rows
+
+    return Plan(work, key, args.out, args.overwrite, kept, close=runner.close)
+
+
+JOB = Job(
+    parser, check, example=("--agents", "random", "most_copies", "--players", "3", "--tables", "2", "--deals", "10")
+)
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 
 from . import evaluate, train_ppo
-from .runner.cli import add_dataclass_flags, add_flag, command_line, from_namespace, new_parser, require
-from .runner.results_folder import results_folder
+from .runner.cli import add_dataclass_flags, add_flag, new_parser, require
+from .runner.job import Job, Plan
 from .runner.run_folder import MAY_CHANGE
 
 CANDIDATES = ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]
@@ -34,31 +35,36 @@ def parser() -> argparse.ArgumentParser:
     return job
 
 
-def main(argv=None) -> list:
-    job = parser()
-    flags = job.parse_args(argv)
-    require(job, "train", *train_ppo.TRAINING_MODULES)
-    args = from_namespace(train_ppo.Args, flags, job)
+def check(flags) -> Plan:
+    """What train_ppo checks, and the benchmark's folder keyed by the run's settings (the folder is opened, and
+    refused, before any training)."""
+    require("train", *train_ppo.TRAINING_MODULES)
+    args = train_ppo.settings_of(flags)
     run = {key: value for key, value in dataclasses.asdict(args).items() if key not in MAY_CHANGE}
     settings = {"run": run, "deals": flags.deals}
-    argv = command_line(argv)
-    with train_ppo.refusals_and_interrupts(job):
-        with results_folder(flags.out, "main", settings, args.overwrite, argv) as folder:  # before any training
-            run_dir = train_ppo.train_or_reuse(args)
-            model = run_dir / "final_model.zip"
-            rows = evaluate.evaluate(
-                [*CANDIDATES, f"ppo:{model}"],
-                list(args.opponents),
-                args.num_players,
-                args.rules,
-                flags.deals,
-                seed=0,
-                compare_to=("most_copies",),
-                folder=folder,
-                progress=args.progress,
-            )
-            print(f"results written to {folder.path}")
-            return rows
+    run_dir = Path(args.out_dir) / args.run_name
+
+    def work(folder) -> list:
+        run_dir = train_ppo.train_or_reuse(args)
+        model = run_dir / "final_model.zip"
+        return evaluate.evaluate(
+            [*CANDIDATES, f"ppo:{model}"],
+            list(args.opponents),
+            args.num_players,
+            args.rules,
+            flags.deals,
+            seed=0,
+            compare_to=("most_copies",),
+            folder=folder,
+            progress=args.progress,
+        )
+
+    kept = f"the run is kept in {run_dir} (its last checkpoint); the same command resumes it"
+    return Plan(work, settings, flags.out, args.overwrite, kept)
+
+
+JOB = Job(parser, check)
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -32,11 +32,11 @@ import numpy as np
 
 import agents
 
-from .runner.cli import add_flag, at_least, command_line, new_parser, progress_bar, refuse_repeats, stops_cleanly
 from .measure.candidates import add_variance_flag, made, make_candidate, model_files
 from .measure.paired import PairedDeals, play_candidates, summarise
-from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign, results_folder
-from .runner.run_folder import Refused
+from .runner.cli import add_flag, add_job_flags, at_least, new_parser, progress_bar, refuse_repeats, require
+from .runner.job import Job, Plan
+from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign
 from .runner.units import add_ray_flags, require_ray, start_runner
 
 REFERENCE = "most_copies"
@@ -316,18 +316,16 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--train-positions", type=at_least(1), default=200_000, help="positions labelled per cell")
     add_variance_flag(job)
     add_flag(job, "runs")
-    add_flag(job, "out")
     add_ray_flags(job)
-    add_flag(job, "overwrite")
-    job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
+    add_job_flags(job, "matrix.md/.csv/.json/.png and the finished cells", trust=False)
     return job
 
 
-def main(argv=None) -> list[dict]:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """Every agent and opponent made (names, model files), no repeats, Ray there (and started or joined) with
+    --ray; the settings keyed by every model file."""
     for flag in ("players", "rules", "opponents", "agents"):
-        refuse_repeats(job, flag, getattr(args, flag))
+        refuse_repeats(flag, getattr(args, flag))
     names = list(dict.fromkeys([REFERENCE, *args.agents]))
     settings = Settings(
         tuple(args.players),
@@ -341,30 +339,31 @@ def main(argv=None) -> list[dict]:
         args.train_positions,
         args.variance_reduction,
     )
-    try:
-        for cell in settings.cells():  # fail early on a bad name or model file
-            for name in cell.pool:
-                agents.make(name)
-        models = model_files(made(settings.agents))
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        job.error(str(error))
-    require_ray(job, args)
+    if settings.train:
+        require("train", "torch", "stable_baselines3", "sb3_contrib", "safetensors")
+    pools = [name for cell in settings.cells() for name in cell.pool]
+    models = model_files(made([*settings.agents, *pools]))
+    require_ray(args)
     record = json.loads(json.dumps(asdict(settings))) | {"models": models}
     if not settings.variance_reduction:  # only then: the folders of plain matrices keep their settings
         del record["variance_reduction"]
-    argv = command_line(argv)
-    runner = start_runner(job, args)
-    try:
-        with results_folder(args.out, "matrix", record, args.overwrite, argv) as folder:
-            kept_where = f"the finished cells are kept in {folder.path / 'cells'}; the same command resumes from them"
-            with stops_cleanly(kept_where):
-                rows = run_matrix(settings, folder, runner, args.runs, progress=args.progress)
-            print(f"results written to {folder.path}")
-            return rows
-    except Refused as error:
-        job.error(str(error))
-    finally:
-        runner.close()
+    runner = start_runner(args)
+
+    def work(folder) -> list[dict]:
+        rows = run_matrix(settings, folder, runner, args.runs, progress=args.progress)
+        print(f"results written to {folder.path}")
+        return rows
+
+    kept = "the finished cells are kept in {folder}/cells; the same command resumes from them"
+    return Plan(work, record, args.out, args.overwrite, kept, close=runner.close)
+
+
+JOB = Job(
+    parser, check,
+    example=("--players", "3", "--rules", "scarne", "--opponents", "random", "--agents", "random", "--deals", "20",
+             "--shard-deals", "10"),
+)  # fmt: skip
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -116,7 +116,9 @@ def check(args) -> Plan:
     settings["models"] = model_files(made(args.agents, args.trust_model))
 
     def work(folder) -> dict:
-        table = play_mixed(args.agents, args.players, args.rules, args.deals, args.seed, args.trust_model, args.progress)
+        table = play_mixed(
+            args.agents, args.players, args.rules, args.deals, args.seed, args.trust_model, args.progress
+        )
         title = f"{args.players} players, rules {args.rules}, {args.deals:,} deals × {args.players} seat rotations"
         document = json.dumps({"title": title, "agents": table}, indent=2)
         folder.write(folder.path / "mixed.json", lambda p: p.write_text(document))

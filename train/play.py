@@ -23,7 +23,6 @@ try:
 except ImportError:  # the flags and --help work without rich (the train extra); playing says what to install
     Console = escape = None
 
-import agents
 import snipsnap_env
 from snipsnap_env.cards import RANK_NAMES, card_name
 from snipsnap_env.events import Event, EventKind

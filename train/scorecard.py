@@ -23,18 +23,18 @@ Writes scorecard.md, .json and .png into ``--out``; deterministic for a seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 
 from . import exploit, league
-from .runner.cli import add_flag, at_least, command_line, new_parser, progress_bar
 from .evaluate import evaluate
 from .measure.candidates import add_variance_flag, made, model_files
-from .runner.results_folder import pyplot, results_folder
-from .runner.run_folder import Refused
+from .runner.cli import add_flag, add_job_flags, deal_count, new_parser, progress_bar, worlds
+from .runner.job import Job, Plan, Refusal
+from .runner.manifest import sha256
+from .runner.results_folder import pyplot, read_json
 
 SUITE_VERSION = 1
 SEED = 2027
@@ -62,23 +62,36 @@ def gains(agent: str, kind: str, players: int, deals: int, seed: int, variance_r
     return {"gain": row.diff_vs_reference, "gain_ci95": row.diff_ci95}
 
 
-def read_anchors() -> dict:
-    document = json.loads(ANCHORS.read_text())
-    if document["suite_version"] != SUITE_VERSION:
-        raise ValueError(f"{ANCHORS} is for suite {document['suite_version']}, not {SUITE_VERSION}: --make-anchors")
-    return document["cells"]
+def read_anchors(path: Path = ANCHORS) -> dict:
+    """The anchors' cells in ``path`` (a file --make-anchors wrote), checked: this suite's, every cell with
+    both anchors' gains; a ValueError naming the file and what is wrong, before any work."""
+    document = read_json(path)
+    try:
+        if document["suite_version"] != SUITE_VERSION:
+            raise ValueError(f"{path} is for suite {document['suite_version']}, not {SUITE_VERSION}: --make-anchors")
+        cells = document["cells"]
+        for cell in cells.values():
+            for name in ANCHORED:
+                float(cell[name]["gain"]), float(cell[name]["gain_ci95"])
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        if isinstance(error, ValueError) and str(error).startswith(str(path)):
+            raise
+        raise ValueError(f"{path} holds no score card anchors ({type(error).__name__}: {error})") from None
+    return cells
 
 
-def score(gain: float, anchor: dict) -> float:
-    """0 at a random lead's gain, 100 at pimc:128's, on the same cell."""
+def score(gain: float, anchor: dict) -> float | None:
+    """0 at a random lead's gain, 100 at pimc:128's, on the same cell; None where pimc:128's gain is not above
+    random's (no scale to score on)."""
     low, high = anchor["random"]["gain"], anchor["pimc:128"]["gain"]
-    return 100 * (gain - low) / (high - low)
+    return 100 * (gain - low) / (high - low) if high > low else None
 
 
 def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, league_deals: int, seed: int,
-              variance_reduction: int = 0, trust: bool = False, progress: bool = True) -> dict:  # fmt: skip
+              variance_reduction: int = 0, trust: bool = False, progress: bool = True,
+              anchors_file: Path = ANCHORS) -> dict:  # fmt: skip
     """Every part of the card, as one document."""
-    anchors = read_anchors()
+    anchors = read_anchors(anchors_file)
     cells = [(kind, n) for kind in POOLS for n in PLAYERS]
     units = len(cells) + len(EXPLOIT_PLAYERS) + 1
     bar = progress_bar(total=units, desc=f"score card of {agent}", unit="part", disable=not progress)
@@ -88,9 +101,9 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
         row = {"opponents": kind, "players": players}
         row |= gains(agent, kind, players, deals, seed + players, variance_reduction, trust)
         anchor = anchors.get(f"{kind}_{players}p")
-        if anchor is not None:
+        if anchor is not None and score(row["gain"], anchor) is not None:
             scale = 100 / (anchor["pimc:128"]["gain"] - anchor["random"]["gain"])
-            row |= {"score": score(row["gain"], anchor), "score_ci95": abs(scale) * row["gain_ci95"]}
+            row |= {"score": score(row["gain"], anchor), "score_ci95": scale * row["gain_ci95"]}
         rows.append(row)
         bar.update(1)
     exploits = []
@@ -123,7 +136,7 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
         "deals_per_cell": deals,
         "variance_reduction": variance_reduction,
         "cells": rows,
-        "overall_score": float(np.mean(scores)),
+        "overall_score": float(np.mean(scores)) if scores else None,
         "exploitability": exploits,
         "exploit_deals": exploit_deals,
         "exploit_samples": exploit_samples,
@@ -141,8 +154,12 @@ def format_markdown(card: dict) -> str:
         + (f", variance reduction ({reduced} rollouts per lead)" if reduced else "")
         + ".",
         "",
-        f"**Overall score: {card['overall_score']:.0f}** (random lead = 0, pimc:128 = 100; the mean over the anchored"
-        " cells)",
+        (
+            f"**Overall score: {card['overall_score']:.0f}** (random lead = 0, pimc:128 = 100; the mean over the "
+            "anchored cells)"
+            if card["overall_score"] is not None
+            else "**No overall score**: no cell's anchors are apart (pimc:128's gain above random's)"
+        ),
         "",
         "Gain over most_copies in its seat, chips per deal (95% CI), and the cell's score:",
         "",
@@ -167,7 +184,8 @@ def format_markdown(card: dict) -> str:
     for e in card["exploitability"]:
         advantages = f"{e['by_advantages']:+.2f} ± {e['by_advantages_ci95']:.2f}" if "by_advantages" in e else "—"
         lines.append(f"| {e['players']} | {e['gain']:+.2f} ± {e['gain_ci95']:.2f} | {advantages} |")
-    lines += ["", "Place in a small league (ratings of train.measure.ratings):", "", "| players | place | rating (95% CI) |"]
+    lines += ["", "Place in a small league (ratings of train.measure.ratings):", ""]
+    lines.append("| players | place | rating (95% CI) |")
     lines.append("|---|---|---|")
     for players, place in card["league"].items():
         (mine,) = [row for row in place["board"] if row["agent"] == agent]
@@ -190,18 +208,20 @@ def plot(card: dict, folder) -> None:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel("players")
     ax.set_ylabel("gain over most_copies, chips per deal (95% CI)")
-    ax.set_title(f"{card['agent']}: overall score {card['overall_score']:.0f}", fontsize=10)
+    overall = card["overall_score"]
+    ax.set_title(f"{card['agent']}: overall score {'—' if overall is None else f'{overall:.0f}'}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     folder.write(folder.path / "scorecard.png", lambda p: fig.savefig(p, dpi=120, format="png"))
     plt.close(fig)
 
 
-def make_anchors(deals: int, seed: int, variance_reduction: int) -> None:
-    """Measure random's and pimc:128's gains over most_copies on every anchored cell; write :data:`ANCHORS`."""
+def make_anchors(deals: int, seed: int, variance_reduction: int, folder, progress: bool = True) -> dict:
+    """Measure random's and pimc:128's gains over most_copies on every anchored cell; write them as anchors.json
+    into ``folder`` (the job's own: the shipped anchors change only by a person copying the file over them)."""
     cells = {}
     anchored = [(kind, n) for kind in POOLS if POOLS[kind] is not None for n in PLAYERS]
-    for kind, players in progress_bar(anchored, desc="anchors", unit="cell"):
+    for kind, players in progress_bar(anchored, desc="anchors", unit="cell", disable=not progress):
         rows = evaluate(
             ["most_copies", *ANCHORED], pool_of(kind, ""), players, "scarne", deals, seed + players,
             reference="most_copies", quiet=True, variance_reduction=variance_reduction,
@@ -209,58 +229,78 @@ def make_anchors(deals: int, seed: int, variance_reduction: int) -> None:
         cells[f"{kind}_{players}p"] = {
             r.name: {"gain": r.diff_vs_reference, "gain_ci95": r.diff_ci95} for r in rows[1:]
         }
-    command = f"python -m train.scorecard --make-anchors --deals {deals}"
+    command = f"python -m train.scorecard --make-anchors --deals {deals} --seed {seed}"
     if variance_reduction:  # the flag refuses 0: the command must run as written
         command += f" --variance-reduction {variance_reduction}"
     document = {"suite_version": SUITE_VERSION, "seed": seed, "deals": deals, "command": command, "cells": cells}
-    ANCHORS.write_text(json.dumps(document, indent=1) + "\n")
+    path = folder.write(folder.path / "anchors.json", lambda p: p.write_text(json.dumps(document, indent=1) + "\n"))
+    print(f"anchors written to {path}; score with them: --anchors {path}")
+    return document
 
 
 def parser():
     job = new_parser(__doc__, __name__)
     job.add_argument("agent", nargs="?", help="any name agents.make knows, ppo:<model.zip> or pimc:<worlds>")
     add_flag(job, "deals", default=20_000, help="paired deals per cell of the suite")
-    job.add_argument("--exploit-deals", type=at_least(2), default=600, help="paired deals per exploitability cell")
-    job.add_argument("--exploit-samples", type=at_least(1), default=32, help="the best response's worlds")
-    job.add_argument("--league-deals", type=at_least(2), default=300, help="deals per league table")
+    job.add_argument("--exploit-deals", type=deal_count, default=600, help="paired deals per exploitability cell")
+    job.add_argument("--exploit-samples", type=worlds, default=32, help="the best response's worlds")
+    job.add_argument("--league-deals", type=deal_count, default=300, help="deals per league table")
     add_flag(job, "seed", default=SEED)
     add_variance_flag(job)
-    job.add_argument("--make-anchors", action="store_true", help=f"measure the suite's anchors into {ANCHORS.name}")
-    job.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show a progress bar")
-    add_flag(job, "out", help="folder for scorecard.md/.json/.png (default: results/scorecard/<settings hash>)")
-    add_flag(job, "overwrite")
-    add_flag(job, "trust-model")
+    job.add_argument(
+        "--anchors", type=Path, default=ANCHORS, metavar="FILE",
+        help="the anchors that scale each cell (default: the shipped ones; --make-anchors writes new ones)",
+    )  # fmt: skip
+    job.add_argument(
+        "--make-anchors", action="store_true",
+        help="measure the suite's anchors (random's and pimc:128's gains) into anchors.json in --out, not a card",
+    )  # fmt: skip
+    add_job_flags(job, "scorecard.md/.json/.png (anchors.json with --make-anchors)")
     return job
 
 
-def main(argv=None) -> dict | None:
-    job = parser()
-    args = job.parse_args(argv)
+def check(args) -> Plan:
+    """The agent (or --make-anchors, alone) made with every agent of the suite's tables (names, model files),
+    the anchors read; the settings keyed by every model file and by the anchors' bytes."""
     if args.make_anchors:
-        make_anchors(args.deals, args.seed, args.variance_reduction)
-        print(f"anchors written to {ANCHORS}")
-        return None
+        if args.agent is not None:
+            raise Refusal(f"--make-anchors measures the suite's anchors and scores no agent: leave out {args.agent!r}")
+        settings = {"make_anchors": True, "deals": args.deals, "seed": args.seed, "suite_version": SUITE_VERSION}
+        settings |= {"variance_reduction": args.variance_reduction}
+
+        def anchors(folder) -> dict:
+            return make_anchors(args.deals, args.seed, args.variance_reduction, folder, args.progress)
+
+        return Plan(anchors, settings, args.out, args.overwrite)
     if args.agent is None:
-        job.error("name the agent to score, e.g. python -m train.scorecard ppo")
+        raise Refusal("name the agent to score, e.g. python -m train.scorecard ppo")
+    read_anchors(args.anchors)
     settings = {key: getattr(args, key) for key in ("agent", "deals", "exploit_deals", "exploit_samples")}
     settings |= {"league_deals": args.league_deals, "seed": args.seed, "suite_version": SUITE_VERSION}
-    settings |= {"variance_reduction": args.variance_reduction}
-    try:  # a bad name or model file: refused before the folder or any work
-        settings["models"] = model_files(made([args.agent], args.trust_model))
-        with results_folder(args.out, "scorecard", settings, args.overwrite, command_line(argv)) as folder:
-            card = scorecard(
-                args.agent, args.deals, args.exploit_deals, args.exploit_samples, args.league_deals, args.seed,
-                args.variance_reduction, args.trust_model, args.progress,
-            )  # fmt: skip
-            text = json.dumps(card, indent=1)
-            folder.write(folder.path / "scorecard.json", lambda p: p.write_text(text))
-            folder.write(folder.path / "scorecard.md", lambda p: p.write_text(format_markdown(card)))
-            plot(card, folder)
-    except (ValueError, FileNotFoundError, ImportError, Refused) as error:
-        job.error(str(error))
-    print(format_markdown(card))
-    print(f"results written to {folder.path}")
-    return card
+    settings |= {"variance_reduction": args.variance_reduction, "anchors": sha256(args.anchors)}
+    settings["models"] = model_files(made([args.agent, *MIXED, *LEAGUE_POOL], args.trust_model))
+
+    def work(folder) -> dict:
+        card = scorecard(
+            args.agent, args.deals, args.exploit_deals, args.exploit_samples, args.league_deals, args.seed,
+            args.variance_reduction, args.trust_model, args.progress, args.anchors,
+        )  # fmt: skip
+        text = json.dumps(card, indent=1)
+        folder.write(folder.path / "scorecard.json", lambda p: p.write_text(text))
+        folder.write(folder.path / "scorecard.md", lambda p: p.write_text(format_markdown(card)))
+        plot(card, folder)
+        print(format_markdown(card))
+        print(f"results written to {folder.path}")
+        return card
+
+    return Plan(work, settings, args.out, args.overwrite)
+
+
+JOB = Job(
+    parser, check,
+    example=("most_copies", "--deals", "4", "--exploit-deals", "4", "--exploit-samples", "2", "--league-deals", "4"),
+)  # fmt: skip
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, `
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import dataclasses
 import json
@@ -30,17 +29,17 @@ from pathlib import Path
 import agents
 from agents.threads import set_torch_threads
 
-from .runner.cli import add_dataclass_flags, from_namespace, new_parser, on_sigterm, require, stops_cleanly
 from .learn import resume_point
 from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, save_run_model, stream_seed
 from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
 from .learn.critics import CRITICS, critic_named
 from .learn.pool import evaluation_opponents, opponent_pool, pool_upkeep, seat_the_learner, training_pool
 from .learn.snapshots import first_snapshots
+from .runner.cli import add_dataclass_flags, new_parser, on_sigterm, require
+from .runner.job import Job, Plan
 from .runner.run_folder import (
     NothingToResume,
     OtherSettings,
-    Refused,
     RunFolder,
     load_newest_readable,
     recorded_settings,
@@ -316,24 +315,24 @@ def parser():
 TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
 
 
-def main(argv=None) -> Path:
-    job = parser()
-    namespace = job.parse_args(argv)
-    require(job, "train", *TRAINING_MODULES)
-    args = from_namespace(Args, namespace, job)
-    with refusals_and_interrupts(job):
-        return train(args)
+def check(namespace) -> Plan:
+    """The training extra there, the settings checked (the dataclass's own rules), the opponents, teacher and
+    starting model made (names, model files); the run's folder is checked as it opens, before any work."""
+    require("train", *TRAINING_MODULES)
+    args = settings_of(namespace)
+    run_dir = Path(args.out_dir) / args.run_name
+    kept = f"the run is kept in {run_dir} (its last checkpoint); --resume continues it"
+    return Plan(lambda _: train(args), kept=kept)
 
 
-@contextlib.contextmanager
-def refusals_and_interrupts(job):
-    """A refusal (busy, taken or other settings: see run_folder.Refused) as one line and exit status 2; Ctrl-C
-    or SIGTERM, after the run has saved and said so, as exit status 130 or 143 without a traceback."""
-    with stops_cleanly():  # the run has said where it saved
-        try:
-            yield
-        except Refused as error:
-            job.error(str(error))
+def settings_of(namespace) -> Args:
+    """The run's :class:`Args` from parsed flags; their own checks (and the agents they name) as refusals."""
+    values = {field.name: getattr(namespace, field.name) for field in dataclasses.fields(Args)}
+    return Args(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
+
+
+JOB = Job(parser, check)
+main = JOB.main
 
 
 if __name__ == "__main__":

@@ -49,7 +49,8 @@ def made(specs, trust_model: bool = False) -> dict:
 
 
 def add_variance_flag(job) -> None:
-    """``--variance-reduction [ROLLOUTS]``: control variates (train.measure.variance), shared by every job that evaluates."""
+    """``--variance-reduction [ROLLOUTS]``: control variates (train.measure.variance), shared by every job that
+    evaluates."""
     from .variance import DEFAULT_SAMPLES
 
     job.add_argument(

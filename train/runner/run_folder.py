@@ -178,7 +178,9 @@ class RunFolder:
                 )
         recorded = recorded_settings(self.path) if manifest is not None else None
         if self.resume and not self._resume_may_start and recorded is None:
-            raise NothingToResume(f"--resume: {self.path} holds no {self.job} run to resume; start one without --resume")
+            raise NothingToResume(
+                f"--resume: {self.path} holds no {self.job} run to resume; start one without --resume"
+            )
         if manifest is None:
             return
         foreign = manifest.foreign()
@@ -190,7 +192,8 @@ class RunFolder:
         owner = manifest.owner()
         if manifest.files and owner != self.job:
             raise FolderTaken(
-                f"{self.path} holds the files of a {owner or 'job of unknown kind'} ({_listing(sorted(manifest.files))}); "
+                f"{self.path} holds the files of a {owner or 'job of unknown kind'} "
+                f"({_listing(sorted(manifest.files))}); "
                 f"{self.job} writes only into its own folders, and --overwrite never removes another job's files: "
                 f"choose another {self._name_flag}"
             )

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .cli import at_least
+from .cli import at_least, require
+from .manifest import Refused
 
 MAX_RETRIES = 3  # a task whose worker dies is run again (its result does not depend on the attempt)
 
@@ -87,16 +88,13 @@ def add_ray_flags(job: argparse.ArgumentParser) -> None:
     job.add_argument("--workers", type=at_least(1), help="CPUs of the local Ray (default: every core)")
 
 
-def require_ray(job: argparse.ArgumentParser, args) -> None:
-    """With ``--ray``, a clear error (before any work) where Ray is not installed."""
+def require_ray(args) -> None:
+    """With ``--ray``, a refusal (before any work) where Ray is not installed."""
     if args.ray is not None:
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            job.error('--ray needs Ray: pip install -e ".[ray]"')
+        require("ray", "ray")
 
 
-def start_runner(job: argparse.ArgumentParser, args):
+def start_runner(args):
     """The work units' runner: in this process, or Ray (``--ray``) started or joined here, before any folder is
     made; a cluster that cannot be reached is a one-line refusal."""
     if args.ray is None:
@@ -106,4 +104,8 @@ def start_runner(job: argparse.ArgumentParser, args):
     except Exception as error:  # ConnectionError, a bad address, a version mismatch: Ray says which
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         where = f"the Ray cluster at {args.ray}" if args.ray else "a local Ray"
-        job.error(f"--ray: cannot start or join {where} ({reason})")
+        raise CannotStart(f"--ray: cannot start or join {where} ({reason})") from None
+
+
+class CannotStart(Refused, RuntimeError):
+    """The work units' runner cannot be started."""
