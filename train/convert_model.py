@@ -63,7 +63,16 @@ def check(args) -> Plan:
     return Plan(work)
 
 
-JOB = Job(parser, check)
+def example(folder: Path) -> list[str]:
+    """A tiny run's SB3 checkpoint, and the command that converts it (for the tests of every job)."""
+    from . import train_ppo
+
+    train_ppo.main([*train_ppo.TINY_RUN, "--runs", str(folder), "--run-name", "tiny"])
+    checkpoint = sorted((folder / "tiny" / "checkpoints").glob("ppo_*_steps.zip"))[-1]
+    return [str(checkpoint), str(folder / "converted.zip"), "--trust-model"]
+
+
+JOB = Job(parser, check, example=example)
 main = JOB.main
 
 

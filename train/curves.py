@@ -85,7 +85,16 @@ def check(args) -> Plan:
     return Plan(work, settings, args.out, args.overwrite)
 
 
-JOB = Job(parser, check)
+def example(folder: Path) -> list[str]:
+    """A run folder with a made-up eval.csv, and the command that plots it (for the tests of every job)."""
+    run = folder / "a_run"
+    run.mkdir()
+    rows = [[steps, 0.0, 0.0, 1.0, steps / 1e4, 0.5, steps / 100] for steps in (128, 256, 384)]
+    (run / "eval.csv").write_text("".join(",".join(map(str, row)) + "\n" for row in rows))
+    return [str(run)]
+
+
+JOB = Job(parser, check, example=example)
 main = JOB.main
 
 

@@ -63,7 +63,7 @@ def check(flags) -> Plan:
     return Plan(work, settings, flags.out, args.overwrite, kept)
 
 
-JOB = Job(parser, check)
+JOB = Job(parser, check, example=(*train_ppo.TINY_RUN, "--deals", "20"))
 main = JOB.main
 
 

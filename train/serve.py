@@ -400,20 +400,18 @@ def check(args) -> Plan:
     def work(_) -> None:
         app = create_app(args.host)
         server = make_server(address, args.port, app, threaded=True, fd=listening.fileno())
-        app.config["PORT"] = server.server_port
+        app.config["PORT"] = listening.getsockname()[1]
         host = f"[{address}]" if ":" in address else address
-        print(f"open http://{host}:{server.server_port} in a browser (Ctrl-C stops the server)", flush=True)
+        print(f"open http://{host}:{app.config['PORT']} in a browser (Ctrl-C stops the server)", flush=True)
         try:
             server.serve_forever()
-        except KeyboardInterrupt:
-            print("stopped")
         finally:
             server.server_close()
 
-    return Plan(work, close=listening.close)
+    return Plan(work, close=listening.close, kept="the server has stopped (its games live in memory only)")
 
 
-JOB = Job(parser, check, example=("--port", "0"))
+JOB = Job(parser, check, example=("--port", "0"), until_stopped=True)
 main = JOB.main
 
 

@@ -331,7 +331,13 @@ def settings_of(namespace) -> Args:
     return Args(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
 
 
-JOB = Job(parser, check)
+#: A run of a few hundred PPO steps at a small table, no teacher: seconds, for the tests of every job.
+TINY_RUN = (
+    "--players", "3", "--ppo-players", "3", "--num-envs", "8", "--n-steps", "16", "--batch-size", "64",
+    "--total-timesteps", "256", "--eval-every", "128", "--eval-deals", "20", "--checkpoint-every", "128",
+    "--teacher", "", "--critic-rollouts", "2", "--threads", "1", "--no-progress",
+)  # fmt: skip
+JOB = Job(parser, check, example=TINY_RUN)
 main = JOB.main
 
 

@@ -64,11 +64,13 @@ def one_line(error: BaseException) -> str:
 @dataclass(frozen=True)
 class Job:
     """A job: ``parser`` (its flags), ``check`` (args → :class:`Plan`, or a refusal) and ``example``: a quick,
-    seeded command (its flags, without ``--out``) that the conformance test runs."""
+    seeded command (its flags, without ``--out``) that the conformance test runs, or a function that makes the
+    inputs such a command needs in a folder and returns it."""
 
     parser: Callable[[], argparse.ArgumentParser]
     check: Callable[[argparse.Namespace], Plan]
-    example: tuple[str, ...] = ()
+    example: tuple[str, ...] | Callable[[Path], list[str]] = ()
+    until_stopped: bool = False  # a server: it works until Ctrl-C or SIGTERM
 
     def main(self, argv=None):
         """``python -m train.<job> argv``."""
