@@ -162,7 +162,7 @@ def numba_threads() -> int:
     return numba.get_num_threads()
 
 
-def decision_times(names, seconds: float, num_players: int = 6) -> dict:
+def decision_times(names, seconds: float, num_players: int = 6, trust: bool = False) -> dict:
     """Microseconds per decision of each agent at ``num_players``-player leads: one AEC observation at a time
     (``policy(obs)``, the median over calls) and in a batch of 1,024 (``act_batch``)."""
     from snipsnap_env.batch import BatchEnv
@@ -173,7 +173,7 @@ def decision_times(names, seconds: float, num_players: int = 6) -> dict:
     results = {}
     for name in names:
         try:
-            policy = make_candidate(name, seed=0)
+            policy = make_candidate(name, seed=0, trust_model=trust)
         except (ModuleNotFoundError, FileNotFoundError) as missing:
             print(f"{name:>12}: skipped ({missing})")
             continue
@@ -201,6 +201,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--seconds", type=positive_float, default=1.0, help="time spent on each measurement")
     job.add_argument("--rounds", type=at_least(1), default=7, help="interleaved rounds; the median is reported")
     add_json_flags(job)
+    add_flag(job, "trust-model")
     job.add_argument("--agents", nargs="*", default=DECISION_AGENTS, help="agents whose decisions are timed")
     return job
 
@@ -210,7 +211,7 @@ def check(args) -> Plan:
     check_json(args.json, args.overwrite, "bench_aec")
     from .measure.candidates import made
 
-    made(args.agents)
+    made(args.agents, args.trust_model)
 
     def work(_) -> dict:
         results = measure_table(aec_envs(range(3, 9)), args.rounds, args.seconds)
@@ -219,7 +220,7 @@ def check(args) -> Plan:
         print(f"\nwrapped 6-player env / connect_four_v3, median turns/s: {ratio:.2f}x (target >= 2x)")
         results["rgb_array_ms_per_frame"] = frame_times(range(3, 9))
         print(f"\none decision at 6-player leads ({numba_threads()} numba threads; the learned agents run in numpy):")
-        results["decision_us"] = decision_times(args.agents, args.seconds)
+        results["decision_us"] = decision_times(args.agents, args.seconds, trust=args.trust_model)
         return save_json(results, args.json, "bench_aec", args.command)
 
     return Plan(work)

@@ -71,7 +71,12 @@ def make_bot(name: str, game, simulations: int, seed: int):
         evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
     else:
         evaluator = MostCopiesRollouts(seed)
-    return ismcts.ISMCTSBot(game, evaluator, UCT_C, simulations, random_state=rng)
+    bot = ismcts.ISMCTSBot(game, evaluator, UCT_C, simulations, random_state=rng)
+    # OpenSpiel's default resampler draws from an unseeded sampler: draw the worlds from the bot's own stream,
+    # so that a seed gives the same play every time
+    worlds = np.random.RandomState(seed + 1)
+    bot.set_resampler(lambda state, player: state.resample_from_infostate(player, worlds.uniform))
+    return bot
 
 
 def play_candidate(

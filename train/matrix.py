@@ -72,6 +72,7 @@ class Settings:
     train: bool
     train_positions: int
     variance_reduction: int = 0  # rollouts per lead for the control variates of train.measure.variance (0: none)
+    trust_model: bool = False  # load ppo:<file> SB3 zips (not a setting the numbers depend on: kept out of the key)
 
     def cells(self) -> list[Cell]:
         return [Cell(n, rules, pool) for pool in self.opponents for rules in self.rules for n in self.players]
@@ -95,7 +96,8 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
     """Every agent's chips on one shard of a cell's paired deals (a work unit)."""
     seed = shard_seed(settings.seed, cell, index)
     with tempfile.TemporaryDirectory() as folder:
-        policies = {spec: make_candidate(spec, seed, tuple(cell.pool)) for spec in settings.agents}
+        trust = settings.trust_model
+        policies = {spec: make_candidate(spec, seed, tuple(cell.pool), trust) for spec in settings.agents}
         if model is not None:
             path = Path(folder) / "trained.zip"
             path.write_bytes(model)
@@ -317,7 +319,7 @@ def parser() -> argparse.ArgumentParser:
     add_variance_flag(job)
     add_flag(job, "runs")
     add_ray_flags(job)
-    add_job_flags(job, "matrix.md/.csv/.json/.png and the finished cells", trust=False)
+    add_job_flags(job, "matrix.md/.csv/.json/.png and the finished cells")
     return job
 
 
@@ -338,13 +340,15 @@ def check(args) -> Plan:
         args.train,
         args.train_positions,
         args.variance_reduction,
+        args.trust_model,
     )
     if settings.train:
         require("train", "torch", "stable_baselines3", "sb3_contrib", "safetensors")
     pools = [name for cell in settings.cells() for name in cell.pool]
-    models = model_files(made([*settings.agents, *pools]))
+    models = model_files(made([*settings.agents, *pools], args.trust_model))
     require_ray(args)
     record = json.loads(json.dumps(asdict(settings))) | {"models": models}
+    del record["trust_model"]
     if not settings.variance_reduction:  # only then: the folders of plain matrices keep their settings
         del record["variance_reduction"]
     runner = start_runner(args)

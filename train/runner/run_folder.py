@@ -136,7 +136,7 @@ class RunFolder:
         self.manifest: Manifest | None = None
 
     def __enter__(self) -> "RunFolder":
-        self._refusals(Manifest(self.path) if self.path.is_dir() else None)  # before anything is made
+        self._refusals()  # before anything is made
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock = open_lock(self.path / LOCK_FILE)
         try:
@@ -165,9 +165,9 @@ class RunFolder:
             raise
         return self
 
-    def _refusals(self, manifest: "Manifest | None") -> None:
-        """Raise the refusal that applies to this folder (``manifest``: its manifest, None if it does not exist
-        yet); reads only, so that a refused job leaves no trace."""
+    def _refusals(self, manifest: "Manifest | None" = None) -> None:
+        """Raise the refusal that applies to this folder (``manifest``: its manifest, read here if not given);
+        reads only, so that a refused job leaves no trace."""
         if self.path.exists() and not self.path.is_dir():
             raise FolderTaken(f"{self.path} is a file, not a folder; choose another {self._name_flag}")
         for name in BOOKKEEPING:
@@ -176,6 +176,8 @@ class RunFolder:
                     f"{self.path / name} is a symbolic link: a job's bookkeeping is never one (it would write "
                     f"through it); remove it or choose another {self._name_flag}"
                 )
+        if manifest is None and self.path.is_dir():
+            manifest = Manifest(self.path)
         recorded = recorded_settings(self.path) if manifest is not None else None
         if self.resume and not self._resume_may_start and recorded is None:
             raise NothingToResume(

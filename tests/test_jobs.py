@@ -1,0 +1,297 @@
+"""The conformance test of every job, as PettingZoo's ``api_test`` is of every env: each module in ``train/`` is
+a job (the code they share lives in packages), found by listing the folder, so a new job is held to the same
+guarantees without being named here.
+
+- a refusal (bad ``--players``, an unknown agent, a size over its bound, a bad ``--out``) is one line and exit
+  status 2, and leaves no folder, lock or file behind;
+- ``--out`` at a file, ``.``, a folder of someone else's files, a folder whose ``.lock`` or ``manifest.json`` is a
+  link, or a folder of another job (``--overwrite`` or not) is refused, and the files there stay as they were;
+- SIGINT and SIGTERM during the work end the job with 130 and 143, saying what is kept, with no traceback;
+- the same seeded command writes the same bytes twice (wall time only in provenance.json);
+- ``--overwrite`` replaces the job's own files, never another's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from train.runner import cli, job as runner
+from train.runner.run_folder import RunFolder
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = sorted(path.stem for path in (ROOT / "train").glob("*.py") if path.stem != "__init__")
+SLOW = {"train_ppo", "main", "convert_model", "bench_batch"}  # their examples train or time PPO: tens of seconds
+AGENT_FLAGS = {"candidates", "opponents", "agents", "target", "agent", "candidate"}  # dests that name agents
+KERNEL_ONLY = {"oracle"}  # its agents are the kernel's scripted policies: no model file to trust
+HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time and the hashes of it; the lock's PID
+
+
+def job_of(name: str) -> runner.Job:
+    return importlib.import_module(f"train.{name}").JOB
+
+
+def jobs(*, folder: bool | None = None, fast: bool = False):
+    """The jobs (as pytest params), those that write a results folder (or not), the slow ones marked."""
+    found = []
+    for name in NAMES:
+        job = job_of(name)
+        if folder is not None and job.writes_folder() != folder:
+            continue
+        if fast and name in SLOW:
+            continue
+        marks = [pytest.mark.training] if name in SLOW else []
+        found.append(pytest.param(name, marks=marks, id=name))
+    return found
+
+
+def actions(name: str) -> list[argparse.Action]:
+    return job_of(name).parser()._actions
+
+
+def example(name: str, folder: Path) -> list[str]:
+    """The job's example command, its inputs made in ``folder`` where it needs any."""
+    made = job_of(name).example
+    return list(made(folder) if callable(made) else made)
+
+
+def flags_only(name: str, folder: Path) -> list[str] | None:
+    """The example's flags, for probes that are refused before any work: a slow job's inputs are not made
+    (None where its example needs them)."""
+    made = job_of(name).example
+    if callable(made):
+        return None if name in SLOW else made(folder)
+    return list(made)
+
+
+def run(name: str, argv: list[str], capsys) -> tuple[int, str]:
+    """``python -m train.<name> argv`` in this process: its exit status and what it wrote to stderr."""
+    capsys.readouterr()
+    try:
+        job_of(name).main(argv)
+        status = 0
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else 1
+    return status, capsys.readouterr().err
+
+
+def assert_refused(name: str, argv: list[str], capsys, before: set[str], where: Path, words: str = "") -> None:
+    """Exit status 2, one line naming the job, and nothing new in ``where``."""
+    status, err = run(name, argv, capsys)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2, (name, argv, status, err)
+    assert len(lines) == 1 and lines[0].startswith(f"python -m train.{name}: error: "), err
+    assert words.lower() in err.lower(), err
+    assert "Traceback" not in err
+    assert listing(where) == before, f"train.{name} {argv} left {listing(where) - before}"
+
+
+def listing(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")} | {
+        str(p.relative_to(folder)) for p in folder.rglob(".*")
+    }
+
+
+def with_out(name: str, argv: list[str], out: Path) -> list[str]:
+    return [*argv, "--out", str(out)] if job_of(name).writes_folder() else argv
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """Every job runs in an empty folder of its own: its default folders land there, and what it leaves is seen."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+def test_every_module_in_train_is_a_job_run_by_the_runner():
+    assert len(NAMES) >= 20, NAMES
+    for name in NAMES:
+        module = importlib.import_module(f"train.{name}")
+        assert isinstance(getattr(module, "JOB", None), runner.Job), f"train.{name} declares no JOB"
+        assert module.main == module.JOB.main, f"train.{name}.main is not its JOB's"
+        source = (ROOT / "train" / f"{name}.py").read_text()
+        for wired in ("parse_args(", ".error(", "stops_cleanly", "signal.signal(signal.SIGINT"):
+            assert wired not in source, f"train.{name} wires {wired!r} itself: the runner does that for every job"
+
+
+@pytest.mark.parametrize("name", jobs())
+def test_one_flag_name_means_one_thing_in_every_job(name):
+    flags = {flag: action for action in actions(name) for flag in action.option_strings}
+    if job_of(name).writes_folder():
+        assert {"--out", "--overwrite", "--progress", "--no-progress"} <= set(flags), name
+    if any(action.dest in AGENT_FLAGS for action in actions(name)) and name not in ("matrix",):
+        assert "--trust-model" in flags, f"train.{name} names agents but takes no --trust-model"
+    for flag in ("--progress", "--trust-model", "--overwrite", "--seed"):
+        if flag in flags:
+            shared = cli.FLAGS[flag[2:]]
+            assert type(flags[flag]) is type(argparse.ArgumentParser().add_argument(flag, **shared)), (name, flag)
+
+
+@pytest.mark.parametrize("name", jobs())
+def test_bad_players_unknown_agents_and_sizes_over_their_bound_are_one_line_refusals(name, here, capsys):
+    base = flags_only(name, here.parent)
+    if base is None:
+        pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
+    before = listing(here)
+    options = {action.dest: action for action in actions(name)}
+    tried = 0
+    if "players" in options:
+        for bad in ("9", "2", "two"):
+            assert_refused(name, with_out(name, [*base, "--players", bad], here / "o"), capsys, before, here)
+            tried += 1
+    for dest, action in options.items():
+        if dest not in AGENT_FLAGS:
+            continue
+        flag = action.option_strings[0] if action.option_strings else None
+        for bad in ("no_such_agent", "pimc:100000000", "ppo:no_such_file.zip"):
+            argv = [*base, flag, bad] if flag else [bad, *base[1:]]
+            if flag and action.nargs in ("+", "*"):  # a list flag: the bad name among good ones
+                argv = [*base, flag, "random", bad] if dest != "opponents" or name != "ismcts" else [*base, flag, bad]
+            assert_refused(name, with_out(name, argv, here / "o"), capsys, before, here)
+            tried += 1
+    for dest, action in options.items():
+        if isinstance(action.type, cli.Number) and not action.type._fits(10**12) and action.option_strings:
+            argv = [*base, action.option_strings[0], str(10**12)]
+            assert_refused(name, with_out(name, argv, here / "o"), capsys, before, here)
+            tried += 1
+    if not tried:
+        pytest.skip(f"train.{name} takes no table size, agent or bounded size")
+
+
+def make_run_folder(path: Path) -> dict[str, bytes]:
+    """A training run's folder (as train_ppo leaves one): its models, logs and settings."""
+    with RunFolder(path, {"run_name": path.name, "seed": 0}, resume=False, overwrite=False) as run:
+        for file in ("final_model.zip", "best_model.zip", "eval.csv"):
+            run.write(path / file, lambda p, f=file: p.write_bytes(f"the run's {f}".encode()))
+    return contents(path)
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", jobs(folder=True))
+def test_out_that_is_not_the_jobs_own_is_refused_and_left_as_it_was(name, here, capsys, tmp_path):
+    base = flags_only(name, tmp_path)
+    precious = tmp_path / "precious.txt"
+    precious.write_text("precious")
+    a_file = here / "a_file"
+    a_file.write_text("mine")
+    notes = here / "notes"
+    notes.mkdir()
+    (notes / "notes.txt").write_text("mine")
+    (here / "README.md").write_text("a folder of my own")
+    lock = here / "linked_lock"
+    lock.mkdir()
+    (lock / ".lock").symlink_to(precious)
+    listed = here / "linked_manifest"
+    listed.mkdir()
+    (listed / "manifest.json").symlink_to(precious)
+    training = here / "runs" / "mine"
+    kept = make_run_folder(training)
+    before = listing(here)
+    for out, words in [
+        (a_file, "is a file"),
+        (notes, "notes.txt"),
+        (Path("."), "README.md"),
+        (lock, "symbolic link"),
+        (listed, "symbolic link"),
+        (training, "train_ppo"),
+    ]:
+        for overwrite in ([], ["--overwrite"]):
+            assert_refused(name, [*base, "--out", str(out), *overwrite], capsys, before, here, words)
+    assert precious.read_text() == "precious"
+    assert contents(training) == kept
+
+
+@pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("name", jobs())
+def test_a_signal_during_the_work_stops_the_job_with_its_status_and_no_traceback(name, signal_, here, capsys):
+    argv = with_out(name, example(name, here.parent), here.parent / "out")
+    stop = lambda: os.kill(os.getpid(), signal_)  # noqa: E731
+    runner.work_started.append(stop)
+    try:
+        status, err = run(name, argv, capsys)
+    finally:
+        runner.work_started.remove(stop)
+    assert status == 128 + signal_, (name, status, err)
+    assert "interrupted: " in err and "Traceback" not in err, err
+    assert signal.getsignal(signal.SIGTERM) is not cli.on_sigterm  # the job's handler is gone with the job
+
+
+@pytest.mark.parametrize("name", jobs(folder=True))
+def test_the_same_seeded_command_writes_the_same_bytes(name, here, tmp_path, capsys):
+    argv = example(name, tmp_path)
+    for out in ("first", "second"):
+        assert run(name, [*argv, "--out", out, "--no-progress"], capsys)[0] == 0
+    first, second = contents(here / "first"), contents(here / "second")
+    assert first.keys() == second.keys()
+    differ = [file for file in first if first[file] != second[file] and file not in HELD_APART]
+    assert not differ, f"train.{name} wrote other bytes the second time: {differ}"
+    manifests = [json.loads(m) for m in (first["manifest.json"], second["manifest.json"])]
+    for manifest in manifests:
+        manifest["files"].pop("provenance.json")
+    assert manifests[0] == manifests[1]
+    assert manifests[0]["job"] == name
+
+
+@pytest.mark.parametrize("name", jobs(folder=True))
+def test_overwrite_replaces_the_jobs_own_files_and_nothing_else(name, here, tmp_path, capsys):
+    argv = [*example(name, tmp_path), "--no-progress"]
+    assert run(name, [*argv, "--out", "o"], capsys)[0] == 0
+    own = set(contents(here / "o"))
+    other = [*argv, "--seed", "1"] if "--seed" in {f for a in actions(name) for f in a.option_strings} else argv
+    if other != argv:
+        status, err = run(name, [*other, "--out", "o"], capsys)
+        assert status == 2 and "--overwrite" in err, err  # other settings: refused without it
+        assert run(name, [*other, "--out", "o", "--overwrite"], capsys)[0] == 0
+        assert set(contents(here / "o")) == own
+    (here / "o" / "notes.txt").write_text("mine")
+    status, err = run(name, [*other, "--out", "o", "--overwrite"], capsys)
+    assert status == 2 and "notes.txt" in err, err
+    assert (here / "o" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "name, argv",
+    [
+        ("evaluate", ["--candidates", "pimc:128", "most_copies", "--deals", "200000", "--players", "4"]),
+        ("scorecard", ["most_copies", "--deals", "200000"]),
+    ],
+)
+@pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_real_signal_mid_run_in_a_real_process(name, argv, signal_, tmp_path):
+    """The in-process test above stops each job where its work starts; here the signal comes from outside, while
+    the search player (or the suite) is deep in its work."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", f"train.{name}", *argv, "--out", str(tmp_path / "out"), "--no-progress"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = 120
+    provenance = tmp_path / "out" / "provenance.json"
+    for _ in range(deadline * 10):
+        if provenance.exists() or process.poll() is not None:
+            break
+        try:
+            process.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            pass
+    assert process.poll() is None, process.communicate()
+    try:
+        process.wait(timeout=3)  # well into the work
+    except subprocess.TimeoutExpired:
+        pass
+    process.send_signal(signal_)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal_, err
+    assert "Traceback" not in err and "interrupted: " in err, err
