@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NAMES = sorted(path.stem for path in (ROOT / "train").glob("*.py") if path.stem != "__init__")
 SLOW = {"train_ppo", "main", "convert_model", "bench_batch"}  # their examples train or time PPO: tens of seconds
 AGENT_FLAGS = {"candidates", "opponents", "agents", "target", "agent", "candidate"}  # dests that name agents
-KERNEL_ONLY = {"oracle"}  # its agents are the kernel's scripted policies: no model file to trust
+# their agents are names from the registry, never files (train_ppo's --init-from is read as data): nothing to trust
+NO_MODEL_FILES = {"oracle", "train_ppo", "main"}
 HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time and the hashes of it; the lock's PID
 
 
@@ -129,7 +130,7 @@ def test_one_flag_name_means_one_thing_in_every_job(name):
     flags = {flag: action for action in actions(name) for flag in action.option_strings}
     if job_of(name).writes_folder():
         assert {"--out", "--overwrite", "--progress", "--no-progress"} <= set(flags), name
-    if any(action.dest in AGENT_FLAGS for action in actions(name)) and name not in ("matrix",):
+    if any(action.dest in AGENT_FLAGS for action in actions(name)) and name not in NO_MODEL_FILES:
         assert "--trust-model" in flags, f"train.{name} names agents but takes no --trust-model"
     for flag in ("--progress", "--trust-model", "--overwrite", "--seed"):
         if flag in flags:
