@@ -231,7 +231,9 @@ def add_dataclass_flags(cls, parser: argparse.ArgumentParser) -> argparse.Argume
         flag = "--" + field.metadata.get("flag", field.name.replace("_", "-"))
         help_text = field.metadata.get("help", "")
         common = dict(dest=field.name, default=field.default, help=help_text)
-        if kind is bool:
+        if kind is bool and flag[2:] in FLAGS:  # a shared switch: the same action in every job
+            parser.add_argument(flag, **{**FLAGS[flag[2:]], **common})
+        elif kind is bool:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
         elif typing.get_origin(kind) is tuple:
             parser.add_argument(flag, nargs="+", type=typing.get_args(kind)[0], **common)
