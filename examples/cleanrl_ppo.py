@@ -83,11 +83,19 @@ def make_env(players: int, opponents: str, seed: int):
     return thunk
 
 
+def vector_env(args: argparse.Namespace) -> gymnasium.vector.SyncVectorEnv:
+    """``--num-envs`` tables side by side. A table whose deal ends starts the next one in the same step (its
+    first observation comes back at once): with gymnasium's default, the next step would only reset it, and
+    that step, with its empty mask and no choice in it, would be stored and learned from as a decision."""
+    return gymnasium.vector.SyncVectorEnv(
+        [make_env(args.players, args.opponents, args.seed + i) for i in range(args.num_envs)],
+        autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP,
+    )
+
+
 def train(args: argparse.Namespace) -> Agent:
     torch.manual_seed(args.seed)
-    envs = gymnasium.vector.SyncVectorEnv(
-        [make_env(args.players, args.opponents, args.seed + i) for i in range(args.num_envs)]
-    )
+    envs = vector_env(args)
     agent = Agent()
     optimiser = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     shape = (args.num_steps, args.num_envs)

@@ -251,6 +251,8 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             warnings.warn("render() was called without a render_mode; pass 'ansi', 'human' or 'rgb_array'")
             return None
+        if self._rng is None:
+            raise EnvOrderError("reset() must be called before render()")
         if self.render_mode == "rgb_array":
             from .picture import table_image  # Pillow is imported only by those who draw
 

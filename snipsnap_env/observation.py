@@ -158,7 +158,12 @@ def column_map(saved_layout) -> tuple[np.ndarray | None, list[str]]:
     if gone:
         raise ValueError(f"it reads observation columns this version no longer makes ({', '.join(gone[:4])})")
     known = set(saved)
-    return np.array([at[name] for name in saved], np.int64), [name for name in COLUMNS if name not in known]
+    unseen = [name for name in COLUMNS if name not in known]
+    rule_columns = set(COLUMNS[SLICES["rules"]])
+    missing = [name for name in unseen if name not in rule_columns]
+    if missing:  # only a rule option's column may be new to a model: it is 0 wherever the option is at its default
+        raise ValueError(f"it lacks observation columns that are no rule option ({', '.join(missing[:4])})")
+    return np.array([at[name] for name in saved], np.int64), unseen
 
 
 SCALE = np.concatenate([np.full(size, scale, np.float32) for _, size, scale, _ in _FIELDS])

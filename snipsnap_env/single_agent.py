@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .aec import ILLEGAL_REWARD, check_options
-from .engine import NUM_ACTIONS, Match
+from .engine import NUM_ACTIONS, Match, as_action
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
@@ -102,6 +102,7 @@ class SingleSeatEnv(gymnasium.Env):
         match = self.match
         if self._ended:
             raise RuntimeError("the episode is over; call reset()")
+        action = as_action(action)  # a bool or a float is no rank: refused by name, as in env()
         if not self.action_space.contains(action) or int(action) not in match.deal.legal_actions():
             # PettingZoo's convention for classic games, as in snipsnap_env.env(): the offender loses the game
             gymnasium.logger.warn(f"illegal action {action!r}; legal: {match.deal.legal_actions()}; episode ends")

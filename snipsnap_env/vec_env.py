@@ -23,7 +23,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .batch import BatchEnv
-from .engine import NUM_ACTIONS
+from .engine import NUM_ACTIONS, IllegalActionError
 from .kernel import POLICIES, RANDOM, policy_codes
 from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
@@ -43,6 +43,18 @@ def _plays_in_kernel(member) -> bool:
     playable = getattr(member, "kernel_playable", None)
     return bool(playable is not None and playable())
 
+
+
+def whole_actions(actions, num_envs: int) -> np.ndarray:
+    """``actions`` as ``num_envs`` int64 ranks; floats that are not whole numbers and bools are refused by name
+    (cast, 2.5 would be played as 2 and True as 1)."""
+    array = np.asarray(actions)
+    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise IllegalActionError(f"actions of dtype {array.dtype}; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+    if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
+        bad = array[~(np.isfinite(array) & (array == np.round(array)))].ravel()[0]
+        raise IllegalActionError(f"action {bad!r} is not a whole number; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+    return array.astype(np.int64).reshape(num_envs)
 
 class InProcessVecEnv(VecEnv):
     """The VecEnv methods of an env whose games all live in this process, as one object (no sub-envs)."""
@@ -125,6 +137,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._pool_is_self = np.array([_is_self(p) for p in self.opponents or [None]])
         self.fixed_seat = learner_seat
         self.critic_state = bool(critic_state)
+        if isinstance(lead_values, bool) or not isinstance(lead_values, (int, np.integer)) or lead_values < 0:
+            raise ValueError(f"lead_values got {lead_values!r}; allowed: a whole number of rollouts, 0 for none")
         self.lead_values = int(lead_values)
         if self.critic_state and self.lead_values:
             raise ValueError("give critic_state or lead_values, not both")
@@ -186,7 +200,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
         return self._with_state(self._obs)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, np.int64).reshape(self.num_envs)
+        self._actions = whole_actions(actions, self.num_envs)
 
     def step_wait(self):
         if self.lead_values:
@@ -399,7 +413,7 @@ class TablesVecEnv(InProcessVecEnv):
         return np.concatenate([table.reset() for table in self.tables])
 
     def step_async(self, actions: np.ndarray) -> None:
-        actions = np.asarray(actions).reshape(self.num_envs)
+        actions = whole_actions(actions, self.num_envs)
         for table, start, stop in zip(self.tables, self._bounds[:-1], self._bounds[1:]):
             table.step_async(actions[start:stop])
 

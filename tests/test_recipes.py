@@ -7,6 +7,7 @@ import importlib.util
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -86,3 +87,22 @@ def test_the_rllib_adapter_renames_the_observation_keys_only():
     np.testing.assert_array_equal(observed["observations"], expected["observation"])
     np.testing.assert_array_equal(observed["action_mask"], expected["action_mask"])
     assert env.observation_space[agent]["observations"].contains(observed["observations"])
+
+
+def test_the_single_file_ppo_stores_only_real_decisions():
+    """Every step its tables take is a choice of the learner's (a deal that ends starts the next in the same
+    step): no stored step has an empty mask, which would be learned from as a decision with no choice in it."""
+    module = recipe("cleanrl_ppo", "torch")
+    args = module.parse(["--num-envs", "4", "--players", "3", "--seed", "3"])
+    envs = module.vector_env(args)
+    envs.reset(seed=args.seed)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(300):
+        masks = np.stack(envs.call("action_masks"))
+        assert masks.any(axis=1).all(), "a stored step had no legal action"
+        actions = [rng.choice(np.flatnonzero(mask)) for mask in masks]
+        _, _, terminated, truncated, _ = envs.step(np.array(actions))
+        ended += int(np.logical_or(terminated, truncated).sum())
+    envs.close()
+    assert ended > 10  # deals did end (and the next began) along the way

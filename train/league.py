@@ -146,15 +146,17 @@ def leaderboard(settings: Settings, sizes: dict[str, list[dict]], tables: list[d
         row = {"agent": name}
         for players in settings.players:
             (mine,) = [r for r in sizes[str(players)] if r["agent"] == name] or [None]
-            row[f"rating_{players}p"] = mine["rating"] if mine else float("nan")
-            row[f"chips_{players}p"] = mine["chips"] if mine else float("nan")
-            row[f"ci95_{players}p"] = mine["chips_ci95"] if mine else float("nan")
+            # None where it never sat at this size: JSON has no NaN, and no number is the honest entry
+            row[f"rating_{players}p"] = mine["rating"] if mine else None
+            row[f"chips_{players}p"] = mine["chips"] if mine else None
+            row[f"ci95_{players}p"] = mine["chips_ci95"] if mine else None
             row[f"deals_{players}p"] = sum(
                 len(table["chips"][0]) for table in tables if table["players"] == players and name in table["agents"]
             )
-        row["rating"] = float(np.nanmean([row[f"rating_{n}p"] for n in settings.players]))
+        rated = [row[f"rating_{n}p"] for n in settings.players if row[f"rating_{n}p"] is not None]
+        row["rating"] = float(np.mean(rated)) if rated else None
         rows.append(row)
-    return sorted(rows, key=lambda row: -row["rating"])
+    return sorted(rows, key=lambda row: (row["rating"] is None, -(row["rating"] or 0.0)))  # unrated last
 
 
 def table_path(folder, players: int, index: int) -> Path:
@@ -269,7 +271,8 @@ def format_markdown(settings: Settings, sizes: dict[str, list[dict]], rows: list
             f"{row[f'chips_{n}p']:+.2f} ± {row[f'ci95_{n}p']:.2f}" if row[f"deals_{n}p"] else "—"
             for n in settings.players
         )
-        lines.append(f"| {row['agent']} | {row['rating']:+.2f} | {chips} |")
+        rating = "—" if row["rating"] is None else f"{row['rating']:+.2f}"
+        lines.append(f"| {row['agent']} | {rating} | {chips} |")
     return "\n".join(lines) + "\n"
 
 
