@@ -53,7 +53,7 @@ def whole_actions(actions, num_envs: int) -> np.ndarray:
         raise IllegalActionError(f"actions of dtype {array.dtype}; actions are whole numbers 0..{NUM_ACTIONS - 1}")
     if np.issubdtype(array.dtype, np.floating) and not np.all(np.isfinite(array) & (array == np.round(array))):
         bad = array[~(np.isfinite(array) & (array == np.round(array)))].ravel()[0]
-        raise IllegalActionError(f"action {bad!r} is not a whole number; actions are whole numbers 0..{NUM_ACTIONS - 1}")
+        raise IllegalActionError(f"action {bad!r} is no whole number; actions are whole numbers 0..{NUM_ACTIONS - 1}")
     return array.astype(np.int64).reshape(num_envs)
 
 class InProcessVecEnv(VecEnv):

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from train.runner import cli, job as runner
+from train.runner import cli
+from train.runner import job as runner
 from train.runner.run_folder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent

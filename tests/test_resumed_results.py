@@ -127,7 +127,7 @@ def test_a_model_file_replaced_under_the_same_name_is_a_new_league(tmp_path, mon
         (league, [*TINY, "--players", "3", "3"], "--players names 3 more than once"),
         (league, [*TINY, "--tables", "10000", "--deals", "5000"], "is more than 10,000,000 deals"),
         (exploit, ["--target", "most_copies", "most_copies"], "--target names most_copies more than once"),
-        (exploit, ["--target", "pimc:²"], "must be a whole number of at least 1"),
+        (exploit, ["--target", "pimc:²"], "must be a whole number from 1 to 4,096"),
         (evaluate, ["--candidates", "random", "ppo:"], "names no model file"),
     ],
 )

@@ -132,6 +132,7 @@ class RunFolder:
     ):
         self.path, self.settings, self.resume, self.overwrite = Path(path), settings, resume, overwrite
         self.job, self._name_flag, self._resume_may_start = job, name_flag, resume_may_start
+        self.noun = "training run" if job == "train_ppo" else f"{job} job"  # how its messages name the job
         self._lock = None
         self.manifest: Manifest | None = None
 
@@ -147,7 +148,7 @@ class RunFolder:
             self._lock.close()
             self._lock = None
             raise RunFolderBusy(
-                f"{self.path} is in use by another {self.job} job (pid {owner}); wait for it or choose another "
+                f"{self.path} is in use by another {self.noun} (pid {owner}); wait for it or choose another "
                 f"{self._name_flag}"
             ) from None
         self._lock.seek(0)
@@ -181,15 +182,15 @@ class RunFolder:
         recorded = recorded_settings(self.path) if manifest is not None else None
         if self.resume and not self._resume_may_start and recorded is None:
             raise NothingToResume(
-                f"--resume: {self.path} holds no {self.job} run to resume; start one without --resume"
+                f"--resume: {self.path} holds no {self.noun} to resume; start one without --resume"
             )
         if manifest is None:
             return
         foreign = manifest.foreign()
         if foreign and (not self.resume or not manifest.files):
             raise FolderTaken(
-                f"{self.path} holds files that no {self.job} job wrote ({_listing(foreign)}); a job writes only into "
-                f"a folder of its own: choose another {self._name_flag}, or move those files away"
+                f"{self.path} holds files that this {self.noun} did not write ({_listing(foreign)}); a job writes "
+                f"only into a folder of its own: choose another {self._name_flag}, or move those files away"
             )
         owner = manifest.owner()
         if manifest.files and owner != self.job:
@@ -202,7 +203,7 @@ class RunFolder:
         if self.resume:
             if recorded is not None and settings_difference(recorded, self.settings):
                 raise OtherSettings(
-                    f"{self.path} holds a {self.job} run with other settings "
+                    f"{self.path} holds a {self.noun} with other settings "
                     f"({_differences(settings_difference(recorded, self.settings))}); resume with the recorded "
                     f"ones, or start anew (another {self._name_flag}, or --overwrite)"
                 )
@@ -218,7 +219,7 @@ class RunFolder:
         replace a file the job did not write."""
         path = Path(path)
         if path.exists() and not self.manifest.owns(path):
-            raise FolderTaken(f"{path} was not written by this {self.job}; it stays as it is (move it away)")
+            raise FolderTaken(f"{path} was not written by this {self.noun}; it stays as it is (move it away)")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.manifest.record_pending(path)  # a write cut short leaves a temporary file the folder still owns
         write_atomically(path, write)
