@@ -131,3 +131,31 @@ def test_state_before_reset_and_odd_seeds_say_what_is_wrong(make):
         with pytest.raises(ValueError, match=f"seed={seed!r}; allowed: a whole number of at least 0"):
             env.reset(seed=seed)
     env.reset(seed=np.int64(3))  # numpy's whole numbers are seeds too
+
+
+def test_render_before_reset_says_so():
+    env = snipsnap_env.raw_env(num_players=3, render_mode="ansi")
+    with pytest.raises(EnvOrderError, match="reset"):
+        env.render()
+
+
+def test_the_single_seat_env_refuses_a_bool_as_an_action():
+    env = SingleSeatEnv(num_players=3)
+    env.reset(seed=1)
+    with pytest.raises(IllegalActionError, match="bool"):
+        env.step(True)
+
+
+def test_the_vec_env_refuses_fractions_bools_and_a_bad_lead_values():
+    pytest.importorskip("stable_baselines3")
+    from snipsnap_env.vec_env import SnipSnapVecEnv
+
+    env = SnipSnapVecEnv(2, 3, seed=0)
+    env.reset()
+    for actions in (np.array([2.5, 1.0]), np.array([True, False]), np.array([np.nan, 1.0])):
+        with pytest.raises(IllegalActionError, match="whole number"):
+            env.step_async(actions)
+    env.step_async(np.array([2.0, 1.0]))  # whole numbers as floats are whole numbers
+    for bad in (-3, 0.5, 2.5, True):
+        with pytest.raises(ValueError, match="lead_values"):
+            SnipSnapVecEnv(2, 3, seed=0, lead_values=bad)

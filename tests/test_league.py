@@ -91,3 +91,12 @@ def test_bad_pools_are_refused_before_any_work(tmp_path, capsys):
 def test_on_a_local_ray_with_two_cpus_the_league_json_is_byte_identical(tmp_path):
     pytest.importorskip("ray")
     assert run(tmp_path / "ray", "--ray", "--workers", "2") == run(tmp_path / "here")
+
+
+def test_an_agent_that_never_sits_is_unrated_in_valid_json_and_listed_last(tmp_path):
+    argv = ["--agents", "random", "most_copies", "fewest_copies", "control", "--players", "3", "--tables", "1"]
+    rows = league.main([*argv, "--deals", "20", "--no-progress", "--out", str(tmp_path / "l")])
+    text = (tmp_path / "l" / "league.json").read_text()
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"league.json holds {name}, which is not JSON"))
+    assert rows[-1]["rating"] is None and all(row["rating"] is not None for row in rows[:-1])
+    assert [row["rating"] for row in rows[:-1]] == sorted((row["rating"] for row in rows[:-1]), reverse=True)

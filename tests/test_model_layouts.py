@@ -140,3 +140,20 @@ def test_the_docs_version_history_names_every_version():
     page = (Path(__file__).parents[1] / "docs" / "environment.md").read_text()
     for version in VERSIONS:
         assert f"| `snipsnap_v{version}` |" in page, f"docs/environment.md's version history lacks snipsnap_v{version}"
+
+
+def test_a_model_lacking_a_column_that_is_no_rule_option_is_refused_at_load(tmp_path):
+    """Only a rule option's column may be new to a model (it is 0 at the option's default); a model that never saw
+    another column (here deals_left) cannot read this version's observation: refused when it loads, not mid-run."""
+    layout = [[name, size] for name, size in LAYOUT if name != "deals_left"]
+    with pytest.raises(ValueError, match=r"no rule option \(deals_left 0\)"):
+        column_map(layout)
+    path = as_saved_before(MODELS / "ppo_distilled_scarne.zip", "deals_left 0", tmp_path / "older.zip")
+    with zipfile.ZipFile(path) as archive:
+        meta, weights = json.loads(archive.read(META_FILE)), archive.read(WEIGHTS_FILE)
+    meta["layout"] = layout  # as_saved_before took the weights that read deals_left; now its layout too
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(META_FILE, json.dumps(meta))
+        archive.writestr(WEIGHTS_FILE, weights)
+    with pytest.raises(ValueError, match="no rule option.*retrain"):
+        PPOPolicy(path)

@@ -56,3 +56,35 @@ def test_an_unknown_agent_is_refused_before_any_work(tmp_path, capsys):
         scorecard.main(["nobody", *TINY, "--out", str(tmp_path / "card")])
     assert "unknown agent" in capsys.readouterr().err
     assert not (tmp_path / "card").exists()
+
+
+def test_make_anchors_writes_into_its_own_folder_never_over_the_shipped_anchors(tmp_path, capsys):
+    shipped = scorecard.ANCHORS.read_bytes()
+    with pytest.raises(SystemExit) as refused:
+        scorecard.main(["random", "--make-anchors", "--deals", "2", "--out", str(tmp_path / "x")])
+    assert refused.value.code == 2 and "scores no agent" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    document = scorecard.main(["--make-anchors", "--deals", "2", "--seed", "5", "--out", str(tmp_path / "a"), "--no-progress"])
+    assert scorecard.ANCHORS.read_bytes() == shipped
+    made = tmp_path / "a" / "anchors.json"
+    assert json.loads(made.read_text()) == document and "--seed 5" in document["command"]
+    assert set(scorecard.read_anchors(made)) == set(scorecard.read_anchors())
+
+
+def test_a_cell_whose_anchors_are_not_apart_is_left_unscored():
+    tied = {"random": {"gain": 0.5, "gain_ci95": 0.1}, "pimc:128": {"gain": 0.5, "gain_ci95": 0.1}}
+    assert scorecard.score(1.0, tied) is None  # no scale: no score (was a ZeroDivisionError after every cell)
+    card = {"agent": "x", "suite_version": 1, "seed": 1, "deals_per_cell": 2, "variance_reduction": 0,
+            "cells": [{"opponents": kind, "players": n, "gain": 0.0, "gain_ci95": 0.1} for kind in scorecard.POOLS
+                      for n in scorecard.PLAYERS],
+            "overall_score": None, "exploitability": [], "exploit_deals": 2, "exploit_samples": 1, "league": {}}  # fmt: skip
+    assert "No overall score" in scorecard.format_markdown(card)
+
+
+def test_anchors_that_are_not_anchors_are_refused_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "anchors.json"
+    bad.write_text(json.dumps({"suite_version": scorecard.SUITE_VERSION, "cells": {"random_3p": {"random": 1}}}))
+    with pytest.raises(SystemExit) as refused:
+        scorecard.main(["most_copies", "--anchors", str(bad), "--out", str(tmp_path / "card")])
+    assert refused.value.code == 2 and "holds no score card anchors" in capsys.readouterr().err
+    assert not (tmp_path / "card").exists()

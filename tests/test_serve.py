@@ -200,3 +200,44 @@ def test_a_page_that_rebinds_its_own_name_to_this_machine_is_refused():
         assert response.status_code == 201, host
     open_to_the_network = create_app("0.0.0.0").test_client()  # the person chose to serve every interface
     assert open_to_the_network.get("/", headers={"Host": "my-laptop.lan:8000"}).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["LOCALHOST", "127.1", "2130706433", "127.0.0.1"])
+def test_every_spelling_of_loopback_binds_loopback_and_keeps_the_host_check(host):
+    from train.serve import bound_address
+
+    assert bound_address(host) == "127.0.0.1"
+    app = create_app(host)
+    app.config["PORT"] = 8000
+    client = app.test_client()
+    assert client.get("/", headers={"Host": "evil.example:8000"}).status_code == 403  # a rebinding page
+    assert client.get("/", headers={"Host": "127.0.0.1:8000"}).status_code == 200
+
+
+def test_a_loopback_address_other_than_127_0_0_1_answers_its_own_name():
+    app = create_app("127.0.0.2")
+    app.config["PORT"] = 8000
+    client = app.test_client()
+    assert client.get("/", headers={"Host": "127.0.0.2:8000"}).status_code == 200
+    assert client.get("/", headers={"Host": "evil.example:8000"}).status_code == 403
+
+
+def test_a_taken_port_or_a_foreign_address_is_one_line_and_exit_2(capsys):
+    import socket
+
+    from train import serve
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        for argv, words in [
+            (["--port", str(taken.getsockname()[1])], "cannot listen on"),
+            (["--host", "192.0.2.1", "--port", "0"], "cannot listen on"),  # TEST-NET: no address of this machine
+        ]:
+            with pytest.raises(SystemExit) as refused:
+                serve.main(argv)
+            err = capsys.readouterr().err
+            assert refused.value.code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+    finally:
+        taken.close()
