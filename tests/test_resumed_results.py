@@ -206,3 +206,37 @@ def test_a_league_stopped_by_a_signal_says_what_it_kept_and_exits_without_a_trac
     _, error = process.communicate(timeout=60)
     assert process.returncode == status, error
     assert "Traceback" not in error and f"the finished tables are kept in {tables}" in error
+
+
+@pytest.mark.parametrize("job", ["evaluate", "ladder"])
+def test_an_opponents_model_file_keys_the_results_as_a_candidates_does(job, tmp_path):
+    """``--opponents ppo:<file>``: its SHA-256 is in the settings, so another model under the same name is another
+    evaluation (it was recorded as ``"models": {}``)."""
+    import importlib
+
+    model = tmp_path / "opp.zip"
+    shutil.copy(ROOT / "agents" / "models" / "ppo_distilled_scarne.zip", model)
+    argv = ["--candidates", "random", "most_copies", "--opponents", f"ppo:{model}", "--players", "3"]
+    argv += ["--deals", "20", "--no-progress", "--out", str(tmp_path / "out")]
+    importlib.import_module(f"train.{job}").main(argv)
+    models = json.loads((tmp_path / "out" / "args.json").read_text())["models"]
+    from train.runner.manifest import sha256
+
+    assert models == {f"ppo:{model}": sha256(model)}
+
+
+def test_a_benchmarks_json_is_checked_before_the_work_and_never_replaces_anothers_file(tmp_path, capsys):
+    from train import bench_search
+
+    argv = ["--players", "3", "--samples", "2", "--positions", "2"]
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"mine": true}')
+    cases = [(tmp_path, "folder"), (mine, "no figures of bench_search"), (tmp_path / "no" / "x.json", "not a folder")]
+    for target, words in cases:
+        assert words in refusal(capsys, bench_search, [*argv, "--json", str(target)])
+    assert mine.read_text() == '{"mine": true}'
+    figures = tmp_path / "figures.json"
+    bench_search.main([*argv, "--json", str(figures)])
+    assert json.loads(figures.read_text())["provenance"]["command"].startswith("python -m train.bench_search")
+    assert "--overwrite" in refusal(capsys, bench_search, [*argv, "--json", str(figures)])
+    bench_search.main([*argv, "--json", str(figures), "--overwrite"])

@@ -64,7 +64,8 @@ def test_make_anchors_writes_into_its_own_folder_never_over_the_shipped_anchors(
         scorecard.main(["random", "--make-anchors", "--deals", "2", "--out", str(tmp_path / "x")])
     assert refused.value.code == 2 and "scores no agent" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
-    document = scorecard.main(["--make-anchors", "--deals", "2", "--seed", "5", "--out", str(tmp_path / "a"), "--no-progress"])
+    argv = ["--make-anchors", "--deals", "2", "--seed", "5", "--no-progress"]
+    document = scorecard.main([*argv, "--out", str(tmp_path / "a")])
     assert scorecard.ANCHORS.read_bytes() == shipped
     made = tmp_path / "a" / "anchors.json"
     assert json.loads(made.read_text()) == document and "--seed 5" in document["command"]
@@ -77,7 +78,8 @@ def test_a_cell_whose_anchors_are_not_apart_is_left_unscored():
     card = {"agent": "x", "suite_version": 1, "seed": 1, "deals_per_cell": 2, "variance_reduction": 0,
             "cells": [{"opponents": kind, "players": n, "gain": 0.0, "gain_ci95": 0.1} for kind in scorecard.POOLS
                       for n in scorecard.PLAYERS],
-            "overall_score": None, "exploitability": [], "exploit_deals": 2, "exploit_samples": 1, "league": {}}  # fmt: skip
+            "overall_score": None, "exploitability": [], "exploit_deals": 2, "exploit_samples": 1,
+            "league": {}}  # fmt: skip
     assert "No overall score" in scorecard.format_markdown(card)
 
 

@@ -177,6 +177,7 @@ class RunFolder:
                     f"{self.path / name} is a symbolic link: a job's bookkeeping is never one (it would write "
                     f"through it); remove it or choose another {self._name_flag}"
                 )
+        self._refuse_if_busy()
         if manifest is None and self.path.is_dir():
             manifest = Manifest(self.path)
         recorded = recorded_settings(self.path) if manifest is not None else None
@@ -213,6 +214,26 @@ class RunFolder:
                 f"{self.path} already holds a run ({_listing(sorted(manifest.files))}); continue it with "
                 f"--resume, start it over with --overwrite, or choose another {self._name_flag}"
             )
+
+    def _refuse_if_busy(self) -> None:
+        """:class:`RunFolderBusy` if another process holds the folder's lock (tested on the lock file if there
+        is one, creating nothing): that is the first thing to say about a folder in use."""
+        if self._lock is not None or not (self.path / LOCK_FILE).is_file():
+            return
+        try:
+            descriptor = os.open(self.path / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return  # unreadable: opening it for the lock says why
+        with os.fdopen(descriptor) as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            except BlockingIOError:
+                owner = lock.read().strip() or "?"
+                raise RunFolderBusy(
+                    f"{self.path} is in use by another {self.noun} (pid {owner}); wait for it or choose another "
+                    f"{self._name_flag}"
+                ) from None
 
     def write(self, path: Path, write, hashed: bool = True) -> Path:
         """``write(temporary_path)`` renamed to ``path`` (in the folder), listed in the manifest; refuses to
