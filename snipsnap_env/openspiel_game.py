@@ -25,7 +25,7 @@ import numpy as np
 import pyspiel
 
 from .cards import NUM_CARDS, deal_pack, rank_of
-from .engine import NUM_ACTIONS, PASS, Match, action_name
+from .engine import NUM_ACTIONS, PASS, IllegalActionError, Match, action_name
 from .events import EventKind
 from .observation import OBS_DIM, encode
 from .rules import PRESETS, check_num_players, make_rules
@@ -116,7 +116,11 @@ class SnipSnapState(pyspiel.State):
         if self.match is not None:
             self.match.apply(int(action))
             self.moves.append(int(action))
-        elif self.dealer is None:
+            return
+        if int(action) not in (outcome for outcome, _ in self.chance_outcomes()):  # a dealer or card not there to draw
+            kind = "dealer" if self.dealer is None else "card"
+            raise IllegalActionError(f"chance outcome {kind} {action!r} is not one of chance_outcomes()")
+        if self.dealer is None:
             self.dealer = int(action)
         else:
             self.pack.append(int(action))
@@ -164,11 +168,15 @@ class SnipSnapState(pyspiel.State):
         played_by = [[] for _ in range(self._n)]
         lacks = [set() for _ in range(self._n)]
         open_rank = None
+        for seat in _skipped_for_the_opening(deal.events, self._rules, self.dealer, self._n):
+            lacks[seat].add(self._rules.opening_rank)  # passed over for the opening lead: held no card of its rank
         for event in deal.events:
             if event.kind is EventKind.LEAD:
                 open_rank = rank_of(event.card)
             if event.kind in (EventKind.LEAD, EventKind.PLAY):
                 played_by[event.seat].append(event.card)
+                if self._rules.multi_play:  # whoever plays a rank plays all they hold of it
+                    lacks[event.seat].add(rank_of(event.card))
             elif event.kind is EventKind.PASS:  # a pass shows the seat holds none of the open rank
                 lacks[event.seat].add(open_rank)
         others = [seat for seat in range(self._n) if seat != player_id]
@@ -185,6 +193,21 @@ class SnipSnapState(pyspiel.State):
         for action in self.moves:
             state.apply_action(action)
         return state
+
+
+def _skipped_for_the_opening(events, rules, dealer: int, num_players: int) -> list[int]:
+    """The seats from the dealer's left up to the first leader, when the first lead must be of the opening rank
+    (RULES.md §4, ``opening``): each was passed over because it held no card of that rank."""
+    if rules.opening_rank is None:
+        return []
+    leader = next((event.seat for event in events if event.kind is EventKind.LEAD), None)
+    if leader is None:
+        return []
+    seats, seat = [], (dealer + 1) % num_players
+    while seat != leader:
+        seats.append(seat)
+        seat = (seat + 1) % num_players
+    return seats
 
 
 def _deal_within(cards: list[int], sizes: dict, lacks: dict, rng: np.random.Generator) -> dict:

@@ -108,3 +108,51 @@ def test_openspiels_ismcts_bot_plays_paired_deals_in_the_measuring_job(tmp_path)
     assert "| 3 | ismcts |" in (tmp_path / "out" / "ismcts.md").read_text()
     timings = json.loads((tmp_path / "out" / "provenance.json").read_text())["timings"]  # wall time: kept there
     assert all(timings[f"{name}, 3 players: seconds per choice"] >= 0 for name in ("ismcts", "ismcts_mc", "pimc:8"))
+
+
+def public(state) -> list[tuple]:
+    """What everyone saw of the deal: each event's kind, seat, rank (suits are the engine's choice, and hidden),
+    position and chips."""
+    return [
+        (e.kind, e.seat, None if e.card is None else e.card % 13, e.position, e.amount, e.to_seat)
+        for e in state.match.deal.events
+    ]
+
+
+@pytest.mark.parametrize("preset", ["scarne", "pairs", "earl_of_coventry", "parlett"])
+def test_every_resampled_world_is_one_the_player_cannot_tell_from_the_real_one(preset):
+    """Under every preset: with ``pairs`` a player who plays a rank holds no more of it, with ``earl_of_coventry``
+    the seats passed over for the opening 6 hold none. A world that breaks either replays differently (or not at
+    all); here every world replays the same history and shows the player the same observation."""
+    rng = np.random.default_rng(1)
+    worlds = 0
+    for num_players in (3, 4, 6):
+        game = pyspiel.load_game("python_snipsnap", {"players": num_players, "rules": preset})
+        sampler = np.random.RandomState(2).uniform
+        for _ in range(40):
+            state = dealt_state(game, rng.permutation(52), int(rng.integers(num_players)))
+            for _ in range(int(rng.integers(0, 30))):  # early: most of the cards are still hidden
+                if state.is_terminal():
+                    break
+                state.apply_action(int(rng.choice(state.legal_actions())))
+            if state.is_terminal():
+                continue
+            player = state.current_player()
+            for _ in range(8):
+                world = state.resample_from_infostate(player, sampler)
+                assert world.observation_tensor(player) == state.observation_tensor(player)
+                assert public(world) == public(state)
+                worlds += 1
+    assert worlds >= 300
+
+
+def test_chance_outcomes_that_are_not_offered_are_refused():
+    game = pyspiel.load_game("python_snipsnap", {"players": 4})
+    state = game.new_initial_state()
+    with pytest.raises(Exception, match="dealer 7"):
+        state.apply_action(7)
+    state.apply_action(1)
+    state.apply_action(10)
+    for card in (60, 10):
+        with pytest.raises(Exception, match=f"card {card}"):
+            state.apply_action(card)
