@@ -106,6 +106,9 @@ class ModelSearch(LeadSearch):
         candidate), as :meth:`agents.pimc.PIMC.scores`. ``opponents`` (B, 7), optional: the index in the
         models of the policy in each row's relative seats 1..7 (entries past the table size are ignored)."""
         obs, mask = np.asarray(obs, np.float32), check_masks(mask)
+        for model in [self.rollout_policy, *self.models]:  # the kernel plays them from weights: refuse tables here
+            if hasattr(model, "refuse_table"):
+                model.refuse_table(obs)
         if opponents is None:
             opponents = np.zeros((len(obs), MAX_PLAYERS - 1), np.int64)
         opponents = np.asarray(opponents)

@@ -208,10 +208,17 @@ class PPOPolicy(Policy):
         return greedy_actions(self.logits(obs), legal, rng, lambda rows: self.torch_logits(obs[rows]))
 
     def kernel_playable(self) -> bool:
-        """Whether the kernel can play this policy in compiled code (:meth:`networks`): greedy, rank-shared with
-        one hidden scorer layer, and trained on every column of this version's observation."""
+        """Whether the kernel can play this policy in compiled code (:meth:`networks`): greedy and rank-shared
+        with one hidden scorer layer. A model trained before a rule option was added plays there too, the
+        option's columns weighted 0 (what it computes wherever they are 0); a table that sets the option is
+        refused where the table is known (:meth:`refuse_table`)."""
         playable = self.deterministic and self.ties == "random"  # the kernel's network seats draw among ties
-        return playable and self._actor.kernel_networks is not None and not self._unseen
+        return playable and self._actor.kernel_networks is not None
+
+    def refuse_table(self, obs: np.ndarray) -> None:
+        """A ValueError in one line if the observations ``obs`` (B, OBS_DIM) come from a table that sets a rule
+        option this model was trained before (the kernel, which plays it from its weights, would not see)."""
+        self._refuse_unseen(np.asarray(obs, np.float32).reshape(-1, OBS_DIM))
 
     def networks(self):
         """The network as :mod:`snipsnap_env.kernel_network` plays it (greedy) in rollouts and batched tables."""

@@ -153,6 +153,9 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._is_network = np.array([_plays_in_kernel(p) for p in self.opponents or [None]])
         self._nets, self._offsets, self._counts = stack([]), np.zeros(len(self._is_network), np.int64), None
         self._template = table_template(self.batch.rules, num_players).astype(np.float32)
+        for member, is_network in zip(self.opponents or [None], self._is_network):
+            if is_network and hasattr(member, "refuse_table"):  # trained before a rule option this table sets
+                member.refuse_table(self._template)
         self._rollout_self = _is_self(rollout_policy)
         self._rollout_code = NETWORK if self._rollout_self else int(policy_codes([rollout_policy])[0])
         self._opponent_codes = self._kernel_twins(self.opponents, self._rollout_code)

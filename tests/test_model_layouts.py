@@ -100,6 +100,37 @@ def test_a_model_saved_before_a_rule_option_plays_as_before_and_refuses_tables_t
         older.act_batch(obs, mask)
 
 
+@pytest.mark.parametrize("model", ["ppo_distilled_scarne.zip", "ppo_scratch_scarne.zip"])
+def test_a_model_saved_before_a_rule_option_stays_on_the_compiled_path_and_refuses_its_tables_there(model, tmp_path):
+    """The kernel plays it from its weights, the new column weighted 0: the same leads as the current model, in
+    compiled code; a table that sets the option refuses it in one line before any rollout."""
+    from agents.model_search import ModelSearch
+    from snipsnap_env.kernel_network import network_actions
+    from snipsnap_env.vec_env import SnipSnapVecEnv
+
+    older = PPOPolicy(as_saved_before(MODELS / model, NEW_COLUMN, tmp_path / model))
+    current = PPOPolicy(MODELS / model)
+    assert older.kernel_playable() and current.kernel_playable()
+    obs, mask = positions(4, "scarne", seed=3)
+    leads = obs[:, SLICES["is_lead"].start] > 0.5
+    obs, mask = obs[leads], mask[leads]
+    draws = np.random.default_rng(0).random(len(obs))
+    which = np.zeros(len(obs), np.int64)
+    mask = np.asarray(mask, np.int8)
+    np.testing.assert_array_equal(
+        network_actions(obs, mask, which, older.networks(), draws),
+        network_actions(obs, mask, which, current.networks(), draws),
+    )
+    ModelSearch(older, samples=4, seed=0).scores(obs[:2], mask[:2])  # plays at a table of the options it knows
+    obs, mask = positions(4, "earl_of_coventry", seed=1)
+    leads = obs[:, SLICES["is_lead"].start] > 0.5
+    with pytest.raises(ValueError, match="trained before this version's rules: opening six"):
+        ModelSearch(older, samples=4, seed=0).scores(obs[leads][:2], mask[leads][:2])
+    with pytest.raises(ValueError, match="trained before this version's rules: opening six"):
+        SnipSnapVecEnv(4, 4, rules="earl_of_coventry", opponents=[older], seed=0)
+    SnipSnapVecEnv(4, 4, rules="scarne", opponents=[older], seed=0)
+
+
 def test_a_model_reading_a_column_this_version_no_longer_makes_is_refused(tmp_path):
     path = as_saved_before(MODELS / "ppo_distilled_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
     with zipfile.ZipFile(path) as archive:
