@@ -28,6 +28,18 @@ def call_for(calls: str, position: int, rank: int) -> str:
     return SNIP_CALLS.get(position, "")
 
 
+class Tone(str, Enum):
+    """How an event reads at a table, whatever its kind: every view (the terminal table, the browser table)
+    styles tones, so a new kind of event needs its tone here and nothing in the views."""
+
+    TABLE = "table"  #: the deal itself: who deals
+    LEAD = "lead"  #: a set opens
+    PLAY = "play"  #: a card follows
+    QUIET = "quiet"  #: nothing is played
+    COST = "cost"  #: a player pays
+    WIN = "win"  #: a player wins or is paid
+
+
 class EventKind(str, Enum):
     DEAL = "deal"  #: seat = dealer
     ANTE = "ante"  #: seat pays amount into the pot
@@ -39,6 +51,26 @@ class EventKind(str, Enum):
     OUT = "out"  #: seat's hand is empty: it wins the deal
     POT = "pot"  #: seat (the winner) takes amount from the pot
     SETTLE = "settle"  #: seat pays amount to to_seat for the cards left in its hand
+
+    @property
+    def tone(self) -> Tone:
+        """How this kind of event reads (:class:`Tone`)."""
+        return TONES[self]
+
+
+#: Every kind's tone, declared with the kinds (a test holds it whole).
+TONES = {
+    EventKind.DEAL: Tone.TABLE,
+    EventKind.ANTE: Tone.COST,
+    EventKind.LEAD: Tone.LEAD,
+    EventKind.PLAY: Tone.PLAY,
+    EventKind.PASS: Tone.QUIET,
+    EventKind.PASS_FEE: Tone.COST,
+    EventKind.PENALTY: Tone.COST,
+    EventKind.OUT: Tone.WIN,
+    EventKind.POT: Tone.WIN,
+    EventKind.SETTLE: Tone.WIN,
+}
 
 
 @dataclass(frozen=True)

@@ -50,3 +50,17 @@ def test_a_recorded_deal_has_a_frame_per_turn(tmp_path):
 def test_a_bad_recording_file_is_refused_before_the_deal(tmp_path, name, words):
     with pytest.raises(ValueError, match=words):
         play.play(3, "scarne", ["random"], seat=None, seed=1, record=str(tmp_path / name), console=quiet_console())
+
+
+def test_every_kind_of_event_has_a_tone_that_every_view_styles():
+    """A kind of event is declared once (snipsnap_env.events) with its tone; the terminal and the browser tables
+    style tones, so a new kind needs nothing in either."""
+    from pathlib import Path
+
+    from snipsnap_env.events import TONES, EventKind, Tone
+
+    assert set(TONES) == set(EventKind) and all(kind.tone in Tone for kind in EventKind)
+    assert set(play.STYLES) == set(Tone)
+    page = (Path(play.__file__).parent / "web" / "table.html").read_text()
+    for tone in Tone:
+        assert f"#log li.{tone.value} " in page, f"table.html does not style the tone {tone.value}"

@@ -25,7 +25,7 @@ except ImportError:  # the flags and --help work without rich (the train extra);
 
 import snipsnap_env
 from snipsnap_env.cards import RANK_NAMES, card_name
-from snipsnap_env.events import Event, EventKind
+from snipsnap_env.events import Event, Tone
 from snipsnap_env.picture import table_image
 from snipsnap_env.render import open_set_text
 
@@ -33,17 +33,13 @@ from .measure.candidates import made, make_candidate
 from .runner.cli import add_flag, add_table_flags, at_least, new_parser, require
 from .runner.job import Job, Plan, Refusal
 
-STYLES = {
-    EventKind.DEAL: "bold",
-    EventKind.LEAD: "bold cyan",
-    EventKind.PLAY: "default",
-    EventKind.PASS: "dim",
-    EventKind.ANTE: "magenta",
-    EventKind.PASS_FEE: "magenta",
-    EventKind.PENALTY: "red",
-    EventKind.OUT: "bold green",
-    EventKind.POT: "green",
-    EventKind.SETTLE: "green",
+STYLES = {  # by tone (snipsnap_env.events.Tone): a new kind of event is styled by its tone
+    Tone.TABLE: "bold",
+    Tone.LEAD: "bold cyan",
+    Tone.PLAY: "default",
+    Tone.QUIET: "dim",
+    Tone.COST: "red",
+    Tone.WIN: "green",
 }
 FRAME_MS = 600  # per turn in a recording; the last frame stays 4 s
 
@@ -66,7 +62,7 @@ def event_line(event: Event) -> str:
     text = escape(str(event))
     if event.call:
         text = text.replace(escape(event.call), f"[yellow]{escape(event.call)}[/]")
-    return f"[{STYLES[event.kind]}]{text}[/]"
+    return f"[{STYLES[event.kind.tone]}]{text}[/]"
 
 
 def table_summary(match, viewer: int | None) -> str:

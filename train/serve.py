@@ -169,6 +169,7 @@ def event_json(event) -> dict:
     return {
         "text": str(event),
         "kind": event.kind.value,
+        "tone": event.kind.tone.value,
         "seat": event.seat,
         "card": None if event.card is None else card_name(event.card),
         "call": event.call,
