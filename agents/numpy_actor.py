@@ -1,6 +1,6 @@
 """The actor of a saved policy network in plain numpy: one greedy decision in tens of microseconds.
 
-A decision needs only the action head's logits. Through torch a (1, 136) forward costs a few hundred
+A decision needs only the action head's logits. Through torch a (1, OBS_DIM) forward costs a few hundred
 microseconds of dispatch and thread hand-offs (issue: a learned seat made an AEC deal 15× slower than a
 scripted one); the same arithmetic in numpy, on weights copied once, costs a tenth of that. The twin reads
 the layers of :class:`agents.rank_policy.RankSharedHead` (or of SB3's MLP actor) from the torch network and

@@ -102,7 +102,7 @@ _offset = 0
 for _name, _size, _, _ in _FIELDS:
     SLICES[_name] = slice(_offset, _offset + _size)
     _offset += _size
-OBS_DIM = _offset  #: 136
+OBS_DIM = _offset  #: the sum of the fields' sizes (the docstring's table, held to it by a test)
 
 #: The layout a model trained on these observations depends on: saved with every model file.
 LAYOUT: tuple[tuple[str, int], ...] = tuple((name, size) for name, size, _, _ in _FIELDS) + tuple(

@@ -13,7 +13,7 @@ Needs ``pip install -e ".[recipes]"`` (open-spiel). One game is one deal. The ru
   decision, forced follows included (one legal action).
 - **Returns**: each player's chips won or lost in the deal (deal points with chips off), zero-sum.
 - **Information state string** (perfect recall): the player's seat, the dealer, its own hand as dealt and every
-  action since. **Observation tensor**: the env's 136 floats (``snipsnap_env.observation``).
+  action since. **Observation tensor**: the env's observation, ``OBS_DIM`` floats (``snipsnap_env.observation``).
 - :meth:`SnipSnapState.resample_from_infostate` deals the cards a player has not seen to the other seats
   uniformly among the deals consistent with what it saw (hand sizes, the cards played, the ranks each seat
   showed it lacks by passing), which is what OpenSpiel's ISMCTS samples its worlds with.

@@ -188,3 +188,26 @@ def test_a_model_lacking_a_column_that_is_no_rule_option_is_refused_at_load(tmp_
         archive.writestr(WEIGHTS_FILE, weights)
     with pytest.raises(ValueError, match="no rule option.*retrain"):
         PPOPolicy(path)
+
+
+def index_table(text: str) -> list[tuple[int, str, int]]:
+    """(index, name, size) of each row of a docstring's index table (rows start with a number)."""
+    import re
+
+    return [(int(i), name, int(size)) for i, name, size in re.findall(r"^(\d+)\s+(\w+)\s+(\d+)\s", text, re.M)]
+
+
+def test_the_docstring_tables_are_the_layout_itself():
+    """The observation's index table (and the state's, which holds the observation) say what the code makes: a
+    field added or resized fails here until its row says so, and no other file holds the sizes by hand."""
+    from snipsnap_env import observation, state
+
+    at = 0
+    rows = index_table(observation.__doc__)
+    fields = list(dict.fromkeys(name.split(":")[0] for name, _ in LAYOUT))  # "rules: chips" is of the rules field
+    assert [name for _, name, _ in rows] == fields
+    for index, name, size in rows:
+        assert index == at and SLICES[name] == slice(at, at + size), name
+        at += size
+    assert at == OBS_DIM
+    assert index_table(state.__doc__) == [(0, "hands", state.HANDS_DIM), (state.HANDS_DIM, "observation", OBS_DIM)]
