@@ -188,3 +188,6 @@ def test_every_checkpoint_and_model_of_every_critic_evaluates_converts_and_rates
     assert [row.name for row in rows] == ["random", *files, f"ppo:{checkpoint}"]
     by_name = {row.name: row.chips_per_deal for row in rows}
     assert by_name[f"ppo:{converted}"] == by_name[f"ppo:{checkpoint}"]  # the same network, converted
+    # --trust-model reaches every seat: the checkpoint as the opponents too, from the command line
+    argv = ["--candidates", "random", "most_copies", "--opponents", f"ppo:{checkpoint}", "--players", "3"]
+    evaluate.main([*argv, "--deals", "20", "--trust-model", "--no-progress", "--out", str(tmp_path / "e")])

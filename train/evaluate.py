@@ -157,6 +157,7 @@ def evaluate(
         candidates, opponents, num_players, rules, deals, seed, references, trust_model, variance_reduction
     )
     measure = dict(chunk=chunk, quiet=quiet, variance_reduction=variance_reduction, progress=progress)
+    measure["trust_model"] = trust_model
     if folder is None and out_dir is None:
         return _measure(policies, opponents, num_players, rules, deals, seed, references, **measure)[0][0]
     if folder is not None:
@@ -186,6 +187,7 @@ def _measure(
     quiet,
     variance_reduction,
     progress=True,
+    trust_model=False,
 ):
     """The tables of differences to each of ``references``, and their title (printed unless ``quiet``)."""
     paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
@@ -195,7 +197,7 @@ def _measure(
     started = time.perf_counter()
     results = play_candidates(
         policies, opponents, paired, rules, seed, chunk=chunk, progress=progress.update,
-        variance_reduction=variance_reduction,
+        variance_reduction=variance_reduction, trust_model=trust_model,
     )  # fmt: skip
     progress.close()
     tables = [summarise(results, name) for name in references]
@@ -238,7 +240,8 @@ def check(args) -> Plan:
         args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed, references,
         args.trust_model, args.variance_reduction,
     )  # fmt: skip
-    measure = dict(chunk=8192, quiet=False, variance_reduction=args.variance_reduction, progress=args.progress)
+    measure = dict(chunk=8192, quiet=False, variance_reduction=args.variance_reduction, progress=args.progress,
+                   trust_model=args.trust_model)
 
     def work(folder) -> list[Row]:
         return _measure_into(

@@ -104,7 +104,8 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
             policies[TRAINED] = agents.make("ppo", path=str(path), seed=seed)
         paired = PairedDeals.draw(deals, cell.players, len(cell.pool), seed)
         return play_candidates(
-            policies, cell.pool, paired, cell.rules, seed, variance_reduction=settings.variance_reduction
+            policies, cell.pool, paired, cell.rules, seed, variance_reduction=settings.variance_reduction,
+            trust_model=trust,
         )
 
 

@@ -96,9 +96,11 @@ def play_candidates(
     chunk: int = 8192,
     progress=None,
     variance_reduction: int = 0,
+    trust_model: bool = False,
 ) -> dict[str, np.ndarray]:
     """Every policy's chips on the same ``deals``, each reseeded with ``seed`` and meeting opponents made
-    afresh with the same streams, so their differences are paired. With ``variance_reduction`` (rollouts per
+    afresh with the same streams (``trust_model``: SB3 zips among them load), so their differences are
+    paired. With ``variance_reduction`` (rollouts per
     lead, :mod:`train.measure.variance`) each policy's entry is (2, D): the chips as played, then with the control
     variates."""
     from .candidates import make_candidate  # the opponents are named as candidates are (ppo:<file> too)
@@ -107,7 +109,7 @@ def play_candidates(
     results = {}
     for spec, policy in policies.items():
         policy.reseed(seed)
-        pool = [make_candidate(name, seed + 1 + i) for i, name in enumerate(opponents)]
+        pool = [make_candidate(name, seed + 1 + i, trust_model=trust_model) for i, name in enumerate(opponents)]
         if variance_reduction:
             reduced = play_reduced(policy, pool, deals, rules, variance_reduction, seed, progress=progress)
             results[spec] = np.stack(reduced)
