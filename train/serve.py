@@ -412,7 +412,7 @@ def check(args) -> Plan:
     return Plan(work, close=listening.close, kept="the server has stopped (its games live in memory only)")
 
 
-JOB = Job(parser, check, example=("--port", "0"), until_stopped=True)
+JOB = Job(parser, check, example=("--port", "0"))  # it serves until Ctrl-C or SIGTERM
 main = JOB.main
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -48,7 +48,6 @@ class Plan:
     overwrite: bool = False
     kept: str | None = None
     close: Callable[[], None] | None = None
-    after: Callable[[Any, Any], None] | None = field(default=None)  # (result, folder) once the folder is closed
 
 
 class Refusal(Refused):
@@ -57,8 +56,7 @@ class Refusal(Refused):
 
 def one_line(error: BaseException) -> str:
     """The error's message on one line (a refusal is read at a glance)."""
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,6 @@ class Job:
     parser: Callable[[], argparse.ArgumentParser]
     check: Callable[[argparse.Namespace], Plan]
     example: tuple[str, ...] | Callable[[Path], list[str]] = ()
-    until_stopped: bool = False  # a server: it works until Ctrl-C or SIGTERM
 
     def main(self, argv=None):
         """``python -m train.<job> argv``."""
@@ -99,19 +96,14 @@ def run(job: Job, argv=None):
         if plan.settings is None:
             for hook in work_started:
                 hook()
-            result = plan.work(None)
-            folder = None
-        else:
-            with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, args.command) as folder:
-                kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
-                    folder=folder.path
-                )
-                for hook in work_started:
-                    hook()
-                result = plan.work(folder)
-        if plan.after is not None:
-            plan.after(result, folder)
-        return result
+            return plan.work(None)
+        with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, args.command) as folder:
+            kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
+                folder=folder.path
+            )
+            for hook in work_started:
+                hook()
+            return plan.work(folder)
     except Refused as error:  # found while opening the folder or working (a kept file that is not ours)
         parser.error(one_line(error))
     except KeyboardInterrupt as interrupt:
