@@ -151,34 +151,29 @@ def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
 
 
 @pytest.mark.training
-def test_ppo_with_the_rollout_critic_learns_to_beat_most_copies_from_scratch(tmp_path):
-    """The measured claim, in small: a few dozen updates of PPO with no teacher take a random network past the
-    rank-held-most-often rule at 3 players (the full runs gain about +4.5 chips per deal; see Results)."""
+def test_ppo_with_the_rollout_critic_learns_from_scratch_to_the_heuristic_or_past_it(tmp_path):
+    """The measured claim, in small: 50,000 PPO steps with no teacher take a random network (a random lead's
+    level, 1.1 chips a deal below most_copies) at least to the rank-held-most-often rule at 3 players, and most
+    seeds far past it. Ten seeds of exactly this run (20,000 paired deals each, design notes 2026-12-04) gained
+    +3.4 to +4.2 over most_copies, and two of them +0.39 and +0.80: those runs settle near the heuristic and stay
+    there (+0.02 and +0.16 after 100,000 steps), so "past most_copies" would hang on the seed; "at least
+    most_copies, far above a random lead" holds for every seed tried."""
     pytest.importorskip("sb3_contrib")
     import agents
     from train import train_ppo
     from train.measure.paired import PairedDeals, mean_ci, play_paired
 
     final = train_ppo.main(
-        [
-            "--players",
-            "3",
-            "--ppo-players",
-            "3",
-            "--num-envs",
-            "64",
-            "--total-timesteps",
-            "50000",
-            "--batch-size",
-            "512",
-        ]
-        + ["--eval-every", "1000000", "--eval-deals", "200", "--threads", "1", "--no-progress"]
+        ["--players", "3", "--ppo-players", "3", "--num-envs", "64", "--total-timesteps", "50000"]
+        + ["--batch-size", "512", "--eval-every", "1000000", "--eval-deals", "200", "--threads", "1", "--no-progress"]
         + ["--runs", str(tmp_path), "--run-name", "learns"]
     )
-    deals = PairedDeals.draw(6000, 3, 1, seed=77)
+    deals = PairedDeals.draw(20_000, 3, 1, seed=77)
     chips = {
         name: play_paired(agents.make(name, **kwargs), [agents.make("random", seed=1)], deals, "scarne")
-        for name, kwargs in (("most_copies", {"seed": 2}), ("ppo", {"path": final}))
+        for name, kwargs in (("most_copies", {"seed": 2}), ("random", {"seed": 3}), ("ppo", {"path": final}))
     }
-    gain, ci = mean_ci(chips["ppo"] - chips["most_copies"])
-    assert gain - ci > 0.5, (gain, ci)
+    over_heuristic, ci = mean_ci(chips["ppo"] - chips["most_copies"])
+    assert over_heuristic + ci > 0, (over_heuristic, ci)  # not below most_copies
+    over_random, ci = mean_ci(chips["ppo"] - chips["random"])
+    assert over_random - ci > 1.0, (over_random, ci)  # learned: a random network is at a random lead's level
