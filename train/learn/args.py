@@ -180,15 +180,15 @@ class Args:
         kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
         from snipsnap_env.observation import OBS_DIM, column_map
 
+        if meta["policy"] != self.policy:  # the kind first: no layout makes the other kind fine-tune
+            raise ValueError(
+                f"init_from {self.init_from} holds a {meta['policy']} policy; this run trains a {self.policy} policy "
+                f"(--policy {meta['policy']} fine-tunes it)"
+            )
         if column_map(meta["layout"])[0] is not None:  # the same test the player applies to feed it its columns
             raise ValueError(
                 f"init_from {self.init_from} was trained on an earlier observation ({meta['observation_dim']} "
                 f"columns, this version makes {OBS_DIM}); it plays, but fine-tuning needs a model of this version's"
-            )
-        if meta["policy"] != self.policy:
-            raise ValueError(
-                f"init_from {self.init_from} holds a {meta['policy']} policy; this run trains a {self.policy} policy "
-                f"(--policy {meta['policy']} fine-tunes it)"
             )
         sizes = (kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64))
         if self.policy == "rank_shared" and sizes != tuple(self.rank_head):
