@@ -156,3 +156,12 @@ def test_chance_outcomes_that_are_not_offered_are_refused():
     for card in (60, 10):
         with pytest.raises(Exception, match=f"card {card}"):
             state.apply_action(card)
+
+
+def test_the_measuring_job_knows_its_bots_by_their_names_only(tmp_path, capsys):
+    from train import ismcts
+
+    with pytest.raises(SystemExit) as refused:
+        ismcts.main(["--players", "3", "--candidates", "ismcts_foo", "--out", str(tmp_path / "out")])
+    assert refused.value.code == 2 and "ismcts_foo" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
