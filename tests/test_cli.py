@@ -96,13 +96,7 @@ def test_one_flag_name_per_idea():
 def test_bad_flags_are_usage_errors(job, argv, message, capsys):
     module = importlib.import_module(f"train.{job}")
     with pytest.raises(SystemExit) as exit_:
-        if job == "train_ppo":
-            from train.runner.cli import from_namespace
-
-            parser = module.parser()
-            from_namespace(module.Args, parser.parse_args(argv), parser)
-        else:
-            module.parser().parse_args(argv)
+        module.main(argv) if job == "train_ppo" else module.parser().parse_args(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
 

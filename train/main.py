@@ -17,7 +17,7 @@ import dataclasses
 from pathlib import Path
 
 from . import evaluate, train_ppo
-from .runner.cli import add_dataclass_flags, add_flag, new_parser, require
+from .runner.cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
 from .runner.job import Job, Plan
 from .runner.run_folder import MAY_CHANGE
 
@@ -39,7 +39,7 @@ def check(flags) -> Plan:
     """What train_ppo checks, and the benchmark's folder keyed by the run's settings (the folder is opened, and
     refused, before any training)."""
     require("train", *train_ppo.TRAINING_MODULES)
-    args = train_ppo.settings_of(flags)
+    args = from_namespace(train_ppo.Args, flags)
     run = {key: value for key, value in dataclasses.asdict(args).items() if key not in MAY_CHANGE}
     settings = {"run": run, "deals": flags.deals}
     run_dir = Path(args.out_dir) / args.run_name

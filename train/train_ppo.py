@@ -35,7 +35,7 @@ from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_r
 from .learn.critics import CRITICS, critic_named
 from .learn.pool import evaluation_opponents, opponent_pool, pool_upkeep, seat_the_learner, training_pool
 from .learn.snapshots import first_snapshots
-from .runner.cli import add_dataclass_flags, new_parser, on_sigterm, require
+from .runner.cli import add_dataclass_flags, from_namespace, new_parser, on_sigterm, require
 from .runner.job import Job, Plan
 from .runner.run_folder import (
     NothingToResume,
@@ -319,16 +319,10 @@ def check(namespace) -> Plan:
     """The training extra there, the settings checked (the dataclass's own rules), the opponents, teacher and
     starting model made (names, model files); the run's folder is checked as it opens, before any work."""
     require("train", *TRAINING_MODULES)
-    args = settings_of(namespace)
+    args = from_namespace(Args, namespace)
     run_dir = Path(args.out_dir) / args.run_name
     kept = f"the run is kept in {run_dir} (its last checkpoint); --resume continues it"
     return Plan(lambda _: train(args), kept=kept)
-
-
-def settings_of(namespace) -> Args:
-    """The run's :class:`Args` from parsed flags; their own checks (and the agents they name) as refusals."""
-    values = {field.name: getattr(namespace, field.name) for field in dataclasses.fields(Args)}
-    return Args(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
 
 
 #: A run of a few hundred PPO steps at a small table, no teacher: seconds, for the tests of every job.

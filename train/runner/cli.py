@@ -20,11 +20,9 @@ Dataclass jobs (``train_ppo``) get their flags from the fields via :func:`parse`
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import math
 import numbers
-import signal
 import sys
 import typing
 
@@ -208,21 +206,6 @@ def on_sigterm(signum, frame):
     raise Terminated()
 
 
-@contextlib.contextmanager
-def stops_cleanly(kept: str | None = None):
-    """Ctrl-C or SIGTERM inside the block: say what is kept (``kept``), then exit with status 130 / 143 and no
-    traceback. Whatever the job wrote before then stays; its own handlers may save more on the way out."""
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield
-    except KeyboardInterrupt as interrupt:
-        if kept:
-            print(f"\ninterrupted: {kept}", file=sys.stderr)
-        raise SystemExit(143 if isinstance(interrupt, Terminated) else 130) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def add_dataclass_flags(cls, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """A flag per field of dataclass ``cls``; a field's ``flag`` metadata names its flag."""
     hints = typing.get_type_hints(cls)
@@ -261,19 +244,11 @@ def settings_command(module: str, settings, skip: tuple[str, ...] = ()) -> str:
     return " ".join(words)
 
 
-def from_namespace(cls, namespace: argparse.Namespace, parser: argparse.ArgumentParser):
-    """The dataclass ``cls`` from parsed flags (its fields only); its own checks fail as usage errors."""
+def from_namespace(cls, namespace: argparse.Namespace):
+    """The dataclass ``cls`` from parsed flags (its fields only); its own checks raise ValueErrors, which a job's
+    check passes on to the runner as refusals."""
     values = {field.name: getattr(namespace, field.name) for field in dataclasses.fields(cls)}
-    try:
-        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
-    except ValueError as error:  # the dataclass's own checks: say it the command-line way, no traceback
-        parser.error(str(error))
-
-
-def parse(cls, argv=None, description: str | None = None):
-    """An instance of dataclass ``cls`` from the command line."""
-    parser = add_dataclass_flags(cls, new_parser(description, getattr(cls, "__module__", None)))
-    return from_namespace(cls, parser.parse_args(argv), parser)
+    return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in values.items()})
 
 
 def arg(default, help: str, flag: str | None = None, check: Number | None = None):
