@@ -85,11 +85,10 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
         if isinstance(error, Refused):
             raise
         raise CannotWrite(f"cannot write results to {path}: {error.strerror or error}") from None
-    folder.timings = {}  # wall times a job measured: kept here only, so its tables are the same bytes every run
     try:
         yield folder
         record["seconds"] = round(time.perf_counter() - started, 1)
-        if folder.timings:
+        if folder.timings:  # kept here only, so that the job's tables are the same bytes every run
             record["timings"] = folder.timings
         folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(record, indent=1)))
     finally:

@@ -135,6 +135,7 @@ class RunFolder:
         self.noun = "training run" if job == "train_ppo" else f"{job} job"  # how its messages name the job
         self._lock = None
         self.manifest: Manifest | None = None
+        self.timings: dict[str, float] = {}  # wall times the job measured: its provenance keeps them, no table
 
     def __enter__(self) -> "RunFolder":
         self._refusals()  # before anything is made
@@ -143,14 +144,10 @@ class RunFolder:
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self._lock.seek(0)
-            owner = self._lock.read().strip() or "?"
+            busy = self._busy(self._lock)
             self._lock.close()
             self._lock = None
-            raise RunFolderBusy(
-                f"{self.path} is in use by another {self.noun} (pid {owner}); wait for it or choose another "
-                f"{self._name_flag}"
-            ) from None
+            raise busy from None
         self._lock.seek(0)
         self._lock.truncate()
         self._lock.write(str(os.getpid()))
@@ -202,11 +199,11 @@ class RunFolder:
                 f"choose another {self._name_flag}"
             )
         if self.resume:
-            if recorded is not None and settings_difference(recorded, self.settings):
+            differences = settings_difference(recorded, self.settings) if recorded is not None else []
+            if differences:
                 raise OtherSettings(
-                    f"{self.path} holds a {self.noun} with other settings "
-                    f"({_differences(settings_difference(recorded, self.settings))}); resume with the recorded "
-                    f"ones, or start anew (another {self._name_flag}, or --overwrite)"
+                    f"{self.path} holds a {self.noun} with other settings ({_differences(differences)}); resume "
+                    f"with the recorded ones, or start anew (another {self._name_flag}, or --overwrite)"
                 )
             return
         if manifest.files and not self.overwrite:
@@ -229,11 +226,16 @@ class RunFolder:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 fcntl.flock(lock, fcntl.LOCK_UN)
             except BlockingIOError:
-                owner = lock.read().strip() or "?"
-                raise RunFolderBusy(
-                    f"{self.path} is in use by another {self.noun} (pid {owner}); wait for it or choose another "
-                    f"{self._name_flag}"
-                ) from None
+                raise self._busy(lock) from None
+
+    def _busy(self, lock) -> RunFolderBusy:
+        """The refusal for a folder whose ``lock`` (an open lock file) another process holds: its PID named."""
+        lock.seek(0)
+        owner = lock.read().strip() or "?"
+        return RunFolderBusy(
+            f"{self.path} is in use by another {self.noun} (pid {owner}); wait for it or choose another "
+            f"{self._name_flag}"
+        )
 
     def write(self, path: Path, write, hashed: bool = True) -> Path:
         """``write(temporary_path)`` renamed to ``path`` (in the folder), listed in the manifest; refuses to
