@@ -41,11 +41,16 @@ def _register_with_pettingzoo() -> None:
 
 
 def _register_with_gymnasium() -> None:
-    """``gymnasium.make("snipsnap/SingleSeat-v0", num_players=6, opponents=[...])``: one learner seat."""
+    """``gymnasium.make("snipsnap/SingleSeat-v0", num_players=6, opponents=[...])``: one learner seat;
+    ``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``: many, on the batched engine."""
     import gymnasium
 
     if "snipsnap/SingleSeat-v0" not in gymnasium.registry:
-        gymnasium.register(id="snipsnap/SingleSeat-v0", entry_point="snipsnap_env.single_agent:SingleSeatEnv")
+        gymnasium.register(
+            id="snipsnap/SingleSeat-v0",
+            entry_point="snipsnap_env.single_agent:SingleSeatEnv",
+            vector_entry_point="snipsnap_env.gym_vector:SingleSeatVectorEnv",
+        )
 
 
 _register_with_pettingzoo()

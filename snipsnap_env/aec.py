@@ -19,10 +19,12 @@ from .observation import ENV_NAME, HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
 from .state import STATE_HIGH, STATE_LOW, global_state
+from .training_signal import DEFAULT_ROLLOUTS, check_reward
 from .wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 
 RESET_OPTIONS = ("hands", "dealer")
 ILLEGAL_REWARD = -1  # PettingZoo's classic-games convention for an illegal move under env()
+SIGNAL_STREAM = 0x51_6E_41  # the training signal's rollout stream: (seed, SIGNAL_STREAM)
 
 
 def env(**kwargs) -> AECEnv:
@@ -72,10 +74,13 @@ class raw_env(AECEnv, EzPickle):
         viewer: int | None = None,
         info_events: bool = False,
         info_action_mask: bool = False,
+        reward: str = "chips",
+        reward_rollouts: int = DEFAULT_ROLLOUTS,
     ):
         EzPickle.__init__(
-            self, num_players, rules, num_deals, render_mode, auto_forced, viewer, info_events, info_action_mask
-        )
+            self, num_players, rules, num_deals, render_mode, auto_forced, viewer, info_events, info_action_mask,
+            reward, reward_rollouts,
+        )  # fmt: skip
         super().__init__()
         self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
@@ -90,6 +95,13 @@ class raw_env(AECEnv, EzPickle):
         self.auto_forced = auto_forced
         self.info_events = info_events
         self.info_action_mask = info_action_mask
+        #: "chips" pays the chips; "lead_advantage" the training signal of snipsnap_env.training_signal
+        self.reward, rollouts = check_reward(reward, reward_rollouts)
+        self._signal = None
+        if self.reward == "lead_advantage":
+            from .training_signal import LeadAdvantage  # loads the compiled kernel
+
+            self._signal = LeadAdvantage(self.rules, self.num_players, rollouts)
         self._infos_deals = -1  # the deals_played the infos were last built for
         self._match = Match(self.rules, self.num_players, num_deals)
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
@@ -163,6 +175,8 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"reset got seed={seed!r}; allowed: a whole number of at least 0, or None")
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
+            if self._signal is not None:  # its own stream: the deals are the same whatever the reward
+                self._signal.seed(None if seed is None else (seed, SIGNAL_STREAM))
         options = check_options(options, RESET_OPTIONS)
         match = self._match
         self._observed = {}
@@ -192,12 +206,13 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        position = None if self._signal is None else self._signal.at_lead(self._match.deal)
         events = self._match.apply(action)  # an illegal action raises before anything changes
         self._cumulative_rewards[agent] = 0.0
         self._observed = {}
         if self.auto_forced:
             events += self._play_forced()
-        self._finish(events)
+        self._finish(events, None if position is None else (agent, self._signal.of_lead(position, int(action))))
         if self.render_mode == "human":
             self.render()
 
@@ -212,11 +227,17 @@ class raw_env(AECEnv, EzPickle):
             events += match.apply(legal[0])
         return events
 
-    def _finish(self, events: list) -> None:
-        """Turn the engine's new state into rewards, terminations, infos and the next agent."""
+    def _finish(self, events: list, signal: tuple | None = None) -> None:
+        """Turn the engine's new state into rewards, terminations, infos and the next agent; with the training
+        signal, ``signal`` is ``(agent, its lead's advantage)`` (None: nobody led with a choice)."""
         match = self._match
         score = list(map(float, match.score))
-        self.rewards = dict(zip(self.agents, map(operator.sub, score, self._score_seen)))
+        if self._signal is None:
+            self.rewards = dict(zip(self.agents, map(operator.sub, score, self._score_seen)))
+        else:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            if signal is not None:
+                self.rewards[signal[0]] = signal[1]
         # The infos change only when chips move or a deal ends (unless they carry the events or the mask):
         # most turns keep the last ones, which saves building a dict per agent on every turn.
         moved = score != self._score_seen or match.deals_played != self._infos_deals

@@ -45,22 +45,33 @@ class Games:
         """The kernel state of engine deals in progress (any position), e.g. to play them out in the kernel."""
         games = cls(len(deals), deals[0].num_players, seed)
         for b, deal in enumerate(deals):
-            for seat in range(deal.num_players):
-                games.holding[b, seat] = [deal.count(seat, r) for r in range(NUM_RANKS)]
-            games.hand_size[b] = deal.hand_size
-            games.played[b] = deal.played
-            games.deal_score[b] = 0.0
-            # each scalar of PUBLIC is the engine's attribute of the same name (None: -1), so a new one needs no edit
-            values = {name: getattr(deal, name) for name in PUBLIC[: PUBLIC.index("leads_0")]}
-            values = {name: -1 if value is None else int(value) for name, value in values.items()}
-            for seat in range(MAX_PLAYERS):
-                present = seat < deal.num_players
-                values[f"leads_{seat}"] = deal.leads[seat] if present else 0
-                values[f"copies_led_{seat}"] = deal.copies_led[seat] if present else 0
-                fewest = deal.fewest_led[seat] if present else None
-                values[f"fewest_led_{seat}"] = NOT_LED if fewest is None else fewest
-            games.public[b] = [values[name] for name in PUBLIC]
+            for array, row in zip(games.state[:5], state_of(deal)):
+                array[b] = row
         return games
+
+
+_SCALARS = PUBLIC[: PUBLIC.index("leads_0")]  # each is the engine's attribute of the same name (None: -1)
+# then the lead record, seat by seat within each field: state_of writes it in this order
+assert PUBLIC[len(_SCALARS) :] == tuple(f"{f}_{s}" for f in ("leads", "copies_led", "fewest_led") for s in range(MAX_PLAYERS))
+
+
+def state_of(deal: Deal) -> tuple:
+    """One engine deal in progress as the kernel's arrays ``(holding, hand_size, played, public, deal_score)``
+    (the first five of :data:`snipsnap_env.kernel.STATE`, without a game axis); chips won so far are 0."""
+    n = deal.num_players
+    holding = np.array([[len(suits) for suits in hand] for hand in deal.holding], np.int8)
+    public = [-1 if value is None else int(value) for value in map(deal.__getattribute__, _SCALARS)]
+    public += [deal.leads[seat] if seat < n else 0 for seat in range(MAX_PLAYERS)]
+    public += [deal.copies_led[seat] if seat < n else 0 for seat in range(MAX_PLAYERS)]
+    fewest = [deal.fewest_led[seat] if seat < n else None for seat in range(MAX_PLAYERS)]
+    public += [NOT_LED if value is None else value for value in fewest]
+    return (
+        holding,
+        np.asarray(deal.hand_size, np.int64),
+        np.asarray(deal.played, np.int64),
+        np.array(public, np.int64),
+        np.zeros(n),
+    )
 
 
 class BatchEnv:

@@ -26,7 +26,7 @@ import numpy as np
 from .cards import CARDS_PER_RANK, NUM_RANKS
 from .engine import NUM_ACTIONS
 from .jit_cache import drop_if_sources_changed
-from .kernel import TO_ACT, may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
+from .kernel import MOST_COPIES, TO_ACT, may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
 from .kernel_network import NETWORK, play_out_observed
 from .observation import OBS_DIM
 
@@ -112,6 +112,28 @@ def lead_values(holding, hand_size, played, public, deal_score, seats, policies,
                 values[b, r] = np.nan
 
 
+@numba.njit(cache=True, nogil=True)
+def _values_of_game(b, holding, hand_size, played, public, deal_score, viewers, wanted, policies, samples, seeds, rules,
+                    values, nets, template):  # fmt: skip
+    """Row ``b`` of :func:`values_for`."""
+    n = hand_size.shape[1]
+    seat = public[b, TO_ACT]
+    forced = opening_rank(played[b], rules)
+    game = new_game(n)
+    work = np.empty(OBS_DIM, np.float32), np.empty(NUM_ACTIONS, np.int8), np.empty(NUM_ACTIONS, np.float32)
+    observed = _plays_a_network(policies, b)
+    for r in range(NUM_RANKS):
+        values[b, r] = np.nan
+        if wanted[b, r] and may_lead(holding[b], seat, r, forced):
+            total = 0.0
+            for k in range(samples):
+                total += _lead_total(
+                    b, r, k, viewers[b], holding, hand_size, played, public, deal_score, policies, seeds, rules,
+                    nets, template, observed, game, work,
+                )  # fmt: skip
+            values[b, r] = total / samples
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def values_for(holding, hand_size, played, public, deal_score, viewers, wanted, policies, samples, seeds, rules, values,
                nets, template):  # fmt: skip
@@ -120,20 +142,53 @@ def values_for(holding, hand_size, played, public, deal_score, viewers, wanted, 
     random numbers — every rank its own, since the deal, not the leader's view, tells equally held ranks
     apart. The values of a decision by someone else, for the control variates of an evaluation
     (:mod:`train.measure.variance`); the other arguments as :func:`lead_values`'s."""
+    for b in numba.prange(hand_size.shape[0]):
+        _values_of_game(b, holding, hand_size, played, public, deal_score, viewers, wanted, policies, samples, seeds,
+                        rules, values, nets, template)  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds, rules, nets,
+                           template, wanted, policies, values):  # fmt: skip
+    """Row ``b`` of :func:`most_copies_advantages`; ``wanted``, ``policies``, ``values`` are its scratch rows."""
+    seat = public[b, TO_ACT]
+    forced = opening_rank(played[b], rules)
+    most = 0
+    for r in range(NUM_RANKS):
+        if may_lead(holding[b], seat, r, forced):
+            most = max(most, holding[b, seat, r])
+    for r in range(NUM_RANKS):  # the lead taken, and most_copies' leads (the legal ranks held most often)
+        wanted[b, r] = r == actions[b] or (most > 0 and holding[b, seat, r] == most and may_lead(holding[b], seat, r, forced))
+    policies[b, :] = MOST_COPIES
+    _values_of_game(b, holding, hand_size, played, public, deal_score, public[:, TO_ACT], wanted, policies, samples,
+                    seeds, rules, values, nets, template)  # fmt: skip
+    reference, ties = 0.0, 0
+    for r in range(NUM_RANKS):
+        if wanted[b, r] and holding[b, seat, r] == most and may_lead(holding[b], seat, r, forced):
+            reference += values[b, r]
+            ties += 1
+    return values[b, actions[b]] - reference / ties
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def most_copies_advantages(holding, hand_size, played, public, deal_score, actions, samples, seeds, rules, nets,
+                           template, out):  # fmt: skip
+    """``out[b]``: the advantage of lead ``actions[b]`` (legal) by the seat to act in game ``b`` over most_copies'
+    lead, in the true deal with every seat continuing as most_copies: ``Q(a) - mean Q(b)`` over the legal ranks
+    held most often, ``Q`` from ``samples`` rollouts with common random numbers (:func:`values_for`)."""
     games, n = hand_size.shape
+    wanted, policies, values = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64), np.empty((games, NUM_RANKS))
     for b in numba.prange(games):
-        seat = public[b, TO_ACT]
-        forced = opening_rank(played[b], rules)
-        game = new_game(n)
-        work = np.empty(OBS_DIM, np.float32), np.empty(NUM_ACTIONS, np.int8), np.empty(NUM_ACTIONS, np.float32)
-        observed = _plays_a_network(policies, b)
-        for r in range(NUM_RANKS):
-            values[b, r] = np.nan
-            if wanted[b, r] and may_lead(holding[b], seat, r, forced):
-                total = 0.0
-                for k in range(samples):
-                    total += _lead_total(
-                        b, r, k, viewers[b], holding, hand_size, played, public, deal_score, policies, seeds, rules,
-                        nets, template, observed, game, work,
-                    )  # fmt: skip
-                values[b, r] = total / samples
+        out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
+                                        rules, nets, template, wanted, policies, values)  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def most_copies_advantages_serial(holding, hand_size, played, public, deal_score, actions, samples, seeds, rules, nets,
+                                  template, out):  # fmt: skip
+    """:func:`most_copies_advantages` on this thread (for one env's step: no thread pool to start)."""
+    games, n = hand_size.shape
+    wanted, policies, values = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64), np.empty((games, NUM_RANKS))
+    for b in range(games):
+        out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
+                                        rules, nets, template, wanted, policies, values)  # fmt: skip

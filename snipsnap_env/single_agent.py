@@ -2,8 +2,8 @@
 
 The other seats are stepped inside ``step()``, forced turns (one legal action) are played automatically,
 so the learner only sees its real choices; ``action_masks()`` serves sb3-contrib's MaskablePPO; rewards
-are always the learner's chips (deal points with chips off), summed from its last choice to its next
-one. An episode is one match (``num_deals`` deals, 1 by default). Chips that move before the learner's
+are the learner's chips (deal points with chips off), summed from its last choice to its next one — or,
+with ``reward="lead_advantage"``, the training signal (:mod:`snipsnap_env.training_signal`). An episode is one match (``num_deals`` deals, 1 by default). Chips that move before the learner's
 first choice (the ante, other players' penalties) arrive with its first reward; a deal that ends before
 the learner ever chooses is dealt again, since nothing in it was the learner's doing. An illegal action
 ends the episode with reward −1, as in ``snipsnap_env.env()``.
@@ -23,11 +23,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import ILLEGAL_REWARD, check_options
+from .aec import ILLEGAL_REWARD, SIGNAL_STREAM, check_options
 from .engine import NUM_ACTIONS, Match, as_action
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
+from .training_signal import DEFAULT_ROLLOUTS, check_reward
 
 OpponentPolicy = Callable[[dict], int]  # an AEC observation dict -> action, e.g. any agents.Policy
 
@@ -37,7 +38,9 @@ class SingleSeatEnv(gymnasium.Env):
 
     ``opponents``: a sequence of policies (callables taking ``{"observation", "action_mask"}``; those with a
     ``reseed(seed)`` method are reseeded by ``reset(seed=...)``); None means uniformly random legal actions.
-    ``learner_seat``: a seat, or None for a random seat each episode.
+    ``learner_seat``: a seat, or None for a random seat each episode. ``reward``: ``"chips"`` (the learner's
+    chips), or ``"lead_advantage"``, the training signal of :mod:`snipsnap_env.training_signal` (each real lead's
+    advantage over most_copies' in the true deal, from ``reward_rollouts`` rollouts a lead).
     """
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
@@ -50,6 +53,8 @@ class SingleSeatEnv(gymnasium.Env):
         learner_seat: int | None = None,
         num_deals: int = 1,
         render_mode: str | None = None,
+        reward: str = "chips",
+        reward_rollouts: int = DEFAULT_ROLLOUTS,
     ):
         self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
@@ -62,6 +67,13 @@ class SingleSeatEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'ansi', 'human', 'rgb_array'")
         self.opponents = list(opponents) if opponents is not None else None
+        #: "chips" pays the learner's chips; "lead_advantage" the training signal of snipsnap_env.training_signal
+        self.reward, rollouts = check_reward(reward, reward_rollouts)
+        self._signal = None
+        if self.reward == "lead_advantage":
+            from .training_signal import LeadAdvantage  # loads the compiled kernel
+
+            self._signal = LeadAdvantage(self.rules, self.num_players, rollouts)
         self.fixed_seat = learner_seat
         self.render_mode = render_mode
         self.observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
@@ -75,6 +87,8 @@ class SingleSeatEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; ``options`` may fix the learner's seat: ``{"learner_seat": s}``."""
         super().reset(seed=seed)
+        if seed is not None and self._signal is not None:  # its own stream: the same deals whatever the reward
+            self._signal.seed((seed, SIGNAL_STREAM))
         options = check_options(options, ("learner_seat",))
         if "learner_seat" in options:
             seat = options["learner_seat"]
@@ -109,9 +123,12 @@ class SingleSeatEnv(gymnasium.Env):
             self._ended = True
             info = {**self._info(), "illegal_action": True}
             return encode(match, self.learner_seat), float(ILLEGAL_REWARD), True, False, info
+        position = None if self._signal is None else self._signal.at_lead(match.deal)
         match.apply(int(action))
         reward = self._carry + self._play_until_learner_chooses()
         self._carry = 0.0
+        if self._signal is not None:  # the signal instead of the chips (the infos still report them)
+            reward = 0.0 if position is None else self._signal.of_lead(position, int(action))
         terminated = self._ended = match.over
         obs = encode(match, self.learner_seat)
         if self.render_mode == "human":

@@ -29,6 +29,7 @@ from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
 from .observation import CHIP_SCALE, table_template
 from .state import HANDS_DIM, LEAD_VALUES_DIM, critic_bounds, hands
+from .training_signal import DEFAULT_ROLLOUTS, LeadAdvantage, check_reward
 
 #: in a VecEnv's opponents: a seat the learner holds too (self-play with shared parameters)
 SELF = "self"
@@ -105,6 +106,9 @@ class SnipSnapVecEnv(InProcessVecEnv):
     seat with its own policy in compiled code (for one the kernel does not play, search: ``rollout_policy``, or
     most_copies when that is :data:`SELF`).
 
+    ``reward``: ``"chips"`` (the learner's chips), or ``"lead_advantage"``: each real lead's advantage over
+    most_copies' in the true deal, from ``reward_rollouts`` rollouts a lead (:mod:`snipsnap_env.training_signal`).
+
     ``weights`` (settable) are each pool member's share of the seats; with probability ``pure`` a game's
     opponents are all one member (a table of one kind of player), else each seat draws its own.
     """
@@ -121,8 +125,12 @@ class SnipSnapVecEnv(InProcessVecEnv):
         lead_values: int = 0,
         rollout_policy: str = "most_copies",
         pure: float = 0.0,
+        reward: str = "chips",
+        reward_rollouts: int = DEFAULT_ROLLOUTS,
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
+        self.reward, rollouts = check_reward(reward, reward_rollouts)
+        self._signal = LeadAdvantage(self.batch.rules, num_players, rollouts) if reward == "lead_advantage" else None
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (
@@ -182,11 +190,14 @@ class SnipSnapVecEnv(InProcessVecEnv):
         return [seed] * self.num_envs
 
     def _seed(self, seed: int | None, opponents: bool) -> None:
-        streams = np.random.SeedSequence(seed).spawn(2 + len(self.opponents or ()))
+        pool = len(self.opponents or ())
+        streams = np.random.SeedSequence(seed).spawn(3 + pool)  # the signal's last: the others' stay as they were
         self.batch.seed(int(streams[0].generate_state(1)[0]))
         self.rng = np.random.default_rng(streams[1])
+        if self._signal is not None:
+            self._signal.seed(streams[-1])
         if opponents:
-            for policy, stream in zip(self.opponents or (), streams[2:]):
+            for policy, stream in zip(self.opponents or (), streams[2 : 2 + pool]):
                 if hasattr(policy, "reseed"):
                     policy.reseed(int(stream.generate_state(1)[0]))
 
@@ -210,6 +221,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
             self._book_gains()
         rewards = self._carry.copy()
         self._carry[:] = 0.0
+        if self._signal is not None:  # the leads' advantages instead of the chips (infos still report them)
+            rewards = self._signal.of(self.batch.games.state, np.arange(self.num_envs), self._mask, self._actions)
         dones = np.zeros(self.num_envs, bool)
         infos = [{} for _ in range(self.num_envs)]
         step = self.batch.step(self._actions)
@@ -358,6 +371,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         """Book the learner's rewards of one BatchEnv step to its open transition or to the next episode."""
         _, _, batch_rewards, ended, batch_infos = step
         mine = batch_rewards[np.arange(self.num_envs), self.learner_seat]
+        if self._signal is not None:
+            mine = np.zeros(self.num_envs)
         open_ = ~dones
         rewards[open_] += mine[open_]
         self._carry[~open_] += mine[~open_]

@@ -25,7 +25,7 @@ from agents.kernel_seats import NOT_PLAYED, kernel_codes
 from snipsnap_env.batch import BatchEnv
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.kernel import POLICIES
-from snipsnap_env.lead_values import values_for
+from snipsnap_env import training_signal
 from snipsnap_env.observation import table_template
 
 STAND_IN = POLICIES.index("most_copies")  # the rollouts' player for one the kernel does not play
@@ -112,21 +112,7 @@ def _terms(env, drawn, seats, seat_codes, probabilities, actions, samples, nets,
 
 
 def lead_advantages(env, rows, viewers, odds, actions, policies, samples, seeds, nets, template) -> np.ndarray:
-    """``Q(taken) - sum_a odds(a) Q(a)`` at the leads of ``env``'s games ``rows``: ``Q(a)`` what seat ``viewers``
-    makes from there on after the lead ``a``, ``policies`` (rows, N) playing every seat in the kernel's
-    rollouts (:func:`snipsnap_env.lead_values.values_for`, ``samples`` a lead, seeded by ``seeds``); ``odds``
-    (rows, >= 13) a distribution over the leads, ``actions`` the leads taken."""
-    state = [np.ascontiguousarray(array[rows]) for array in env.games.state[:5]]
-    odds = odds[:, :NUM_RANKS]
-    taken = np.zeros(odds.shape, bool)
-    taken[np.arange(len(rows)), actions] = True
-    values = np.empty((len(rows), NUM_RANKS))
-    values_for(*state, np.asarray(viewers, np.int64), (odds > 0) | taken, np.ascontiguousarray(policies), samples,
-               seeds, env._rule_codes, values, nets, template)  # fmt: skip
-    expected = np.where(odds > 0, odds * np.nan_to_num(values), 0.0).sum(axis=1)
-    chosen = values[np.arange(len(rows)), actions]
-    if np.isnan(chosen).any() or np.isnan(values[odds > 0]).any():
-        raise RuntimeError(
-            "a lead taken or with probability was not a legal lead in the kernel: policy and mask disagree"
-        )
-    return chosen - expected
+    """:func:`snipsnap_env.training_signal.lead_advantages` at the leads of ``env``'s (a BatchEnv) games ``rows``."""
+    return training_signal.lead_advantages(
+        env.games.state, env._rule_codes, rows, viewers, odds, actions, policies, samples, seeds, nets, template
+    )
