@@ -28,16 +28,20 @@ from ray.tune.registry import register_env
 
 import snipsnap_env.rllib
 from agents.base import FunctionPolicy
+from snipsnap_env.training_signal import REWARDS
 from train.evaluate import evaluate_policy
 
 POLICY = "shared"
 
 
-def train(players: int, iterations: int, batch: int, seed: int):
+def train(players: int, iterations: int, batch: int, seed: int, reward: str = "lead_advantage", env_runners: int = 0):
     register_env("snipsnap", lambda config: snipsnap_env.rllib.env(**config))
+    # auto_forced: the turns with one legal action are played for everyone, so every env step is a real choice;
+    # the lead advantage is paid at the step that chose (discount 0 loses nothing), the chips at the deal's end
+    gamma = 0.0 if reward == "lead_advantage" else 1.0
     config = (
         PPOConfig()
-        .environment("snipsnap", env_config={"num_players": players})
+        .environment("snipsnap", env_config={"num_players": players, "reward": reward, "auto_forced": True})
         .multi_agent(policies={POLICY}, policy_mapping_fn=lambda agent_id, *args, **kwargs: POLICY)
         .rl_module(
             rl_module_spec=MultiRLModuleSpec(
@@ -48,8 +52,9 @@ def train(players: int, iterations: int, batch: int, seed: int):
                 }
             )
         )
-        .env_runners(num_env_runners=0)  # sample in the driver: on 2 cores, workers cost more than they give
-        .training(train_batch_size_per_learner=batch, minibatch_size=256, num_epochs=4, gamma=1.0, lr=3e-4)
+        # 0: sample in the driver (on 2 cores, workers cost more than they give); more on a cluster
+        .env_runners(num_env_runners=env_runners)
+        .training(train_batch_size_per_learner=batch, minibatch_size=256, num_epochs=4, gamma=gamma, lr=3e-4)
         .debugging(seed=seed)
     )
     algorithm = config.build_algo()
@@ -80,13 +85,25 @@ def main(argv=None):
     job = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     job.add_argument("--players", type=int, default=4)
     job.add_argument("--iterations", type=int, default=15)
-    job.add_argument("--batch", type=int, default=4_000, help="env steps per iteration (every seat's turn is one)")
+    job.add_argument("--batch", type=int, default=4_000, help="env steps per iteration (each a seat's real choice)")
+    job.add_argument("--reward", choices=REWARDS, default="lead_advantage",
+                     help="what the env pays: each lead's advantage over most_copies' in the true deal (default), "
+                          "or the chips")  # fmt: skip
+    job.add_argument("--address", default=None,
+                     help="a Ray cluster to join (ray start --head prints it, e.g. 10.0.0.1:6379); default: start Ray here")
+    job.add_argument("--env-runners", type=int, default=0,
+                     help="Ray actors that sample the env (0: the driver samples; on a cluster, about one a CPU)")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=int, default=0)
     args = job.parse_args(argv)
-    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    if args.env_runners < 0:
+        job.error(f"--env-runners got {args.env_runners}; allowed: 0 or more")
+    if args.address is None:
+        ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    else:  # the cluster's own resources; the workers import snipsnap_env as the driver does (installed there too)
+        ray.init(address=args.address, ignore_reinit_error=True, log_to_driver=False)
     try:
-        algorithm = train(args.players, args.iterations, args.batch, args.seed)
+        algorithm = train(args.players, args.iterations, args.batch, args.seed, args.reward, args.env_runners)
         policy = greedy(algorithm)
         row = evaluate_policy(policy, num_players=args.players, deals=args.eval_deals)
         algorithm.stop()

@@ -1,15 +1,21 @@
-"""Self-play with Stable-Baselines3's MaskablePPO (sb3-contrib), in the pattern of PettingZoo's own tutorial
-("SB3: Action Masked PPO for Chess", its ``SB3ActionMaskWrapper``): one policy plays every seat.
+"""Self-play with Stable-Baselines3's MaskablePPO (sb3-contrib) on the training signal: one policy plays the seats.
 
     pip install -e ".[train]"
-    python examples/sb3_self_play.py                  # 4 players, 50,000 steps: about a minute here
+    python examples/sb3_self_play.py                  # 4 players, 1,000,000 choices: about 2½ minutes here
+    python examples/sb3_self_play.py --reward chips   # the same on the chips (learns nothing in that time)
     python examples/sb3_self_play.py --steps 2000     # a smoke run
 
-The wrapper below is the tutorial's, written out so you can read it: the AEC env seen by SB3 as one
-single-agent env whose "next observation" is the next seat's, and whose reward is what the seat that acted
-has collected since it last acted. Each SB3 transition thus joins two different seats' views, which is
-what the tutorial's pattern does and why it learns slowly; ``python -m train.train_ppo`` is the project's
-own way (one learner seat, opponents played inside the env, every chip credited to the decision it follows).
+The env pays ``reward="lead_advantage"`` (snipsnap_env.training_signal): each real lead's advantage over
+most_copies' lead in the true deal, at the step that chose — so a discount of 0 loses nothing. By default the
+tables are SB3 VecEnvs over the batched engine (``SnipSnapVecEnv``) whose seats draw, each deal, the learner
+itself or most_copies: the learner holds several seats of a table, every one of their choices a step. With
+``--pool self`` every seat is the learner's (pure self-play): it then never meets the heuristic's tells and
+lands near most_copies' level against it in this budget (docs/recipes.md).
+
+``--env aec`` trains on PettingZoo's own tutorial pattern ("SB3: Action Masked PPO for Chess", its
+``SB3ActionMaskWrapper``, written out below): the AEC env seen by SB3 as one single-agent env whose "next
+observation" is the next seat's. With the chips that pattern joins two seats' views in one transition; with
+the signal and a discount of 0 it does not matter, but the Python tables are some ten times slower.
 
 It ends as every recipe does: the trained policy, greedy, against most_copies on the project's paired deals.
 """
@@ -25,9 +31,13 @@ import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from sb3_contrib.common.wrappers import ActionMasker
+from stable_baselines3.common.vec_env import DummyVecEnv
 
+import agents
 import snipsnap_env
 from agents.base import FunctionPolicy
+from snipsnap_env.training_signal import REWARDS
+from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
 from train.evaluate import evaluate_policy
 
 
@@ -56,12 +66,41 @@ class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
         return super().observe(self.agent_selection)["action_mask"].astype(bool)
 
 
-def train(players: int, steps: int, seed: int) -> MaskablePPO:
-    env = SB3ActionMaskWrapper(snipsnap_env.env(num_players=players))
-    env.reset(seed=seed)
-    env = ActionMasker(env, lambda env: env.action_mask())
-    model = MaskablePPO(MaskableActorCriticPolicy, env, gamma=1.0, n_steps=1024, batch_size=256, seed=seed, verbose=0)
-    model.learn(total_timesteps=steps, progress_bar=False)
+def tutorial_tables(players: int, reward: str, seed: int, tables: int) -> DummyVecEnv:
+    """``--env aec``: the tutorial's wrapper around the AEC env, ``tables`` of them in SB3's DummyVecEnv.
+    ``auto_forced=True`` plays the turns with one legal action for everyone, so every step is a real choice."""
+
+    def table(index: int):
+        env = SB3ActionMaskWrapper(snipsnap_env.env(num_players=players, reward=reward, auto_forced=True))
+        env.reset(seed=seed + index)
+        return ActionMasker(env, lambda env: env.action_mask())
+
+    return DummyVecEnv([lambda index=index: table(index) for index in range(tables)])
+
+
+def batched_tables(players: int, reward: str, seed: int, tables: int, pool: str = "self+most_copies"):
+    """``--env batched`` (the default): self-play as an SB3 VecEnv over the batched engine, some ten times faster
+    than the Python tables above. Each seat of each table draws per deal from the pool: the learner itself
+    (``SELF``: every such seat's real choices are its steps, each paid to the chooser) or, with
+    ``--pool self+most_copies`` (the default), the most_copies heuristic too."""
+    members = [SELF] + ([agents.make("most_copies", seed=seed)] if pool == "self+most_copies" else [])
+    return SnipSnapVecEnv(tables, players, opponents=members, seed=seed, reward=reward)
+
+
+def train(players: int, steps: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
+          pool: str = "self+most_copies", tables: int = 64) -> MaskablePPO:  # fmt: skip
+    if env == "batched":
+        vec_env = batched_tables(players, reward, seed, tables, pool)
+    else:
+        vec_env = tutorial_tables(players, reward, seed, tables)
+    # the lead advantage is paid at the step that chose, so a discount of 0 loses nothing (and the tutorial's
+    # joined views of two seats no longer matter); the chips come at the deal's end: discount 1
+    gamma = 0.0 if reward == "lead_advantage" else 1.0
+    model = MaskablePPO(
+        MaskableActorCriticPolicy, vec_env, gamma=gamma, n_steps=64, batch_size=1024, n_epochs=4, ent_coef=0.01,
+        policy_kwargs={"net_arch": [128, 128]}, seed=seed, verbose=0,
+    )  # fmt: skip
+    model.learn(total_timesteps=steps, progress_bar=True)
     return model
 
 
@@ -78,12 +117,19 @@ def greedy(model: MaskablePPO) -> FunctionPolicy:
 def main(argv=None):
     job = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     job.add_argument("--players", type=int, default=4)
-    job.add_argument("--steps", type=int, default=50_000, help="env steps to train for (every seat's turn is one)")
+    job.add_argument("--steps", type=int, default=1_000_000, help="real choices to train for (any seat's)")
+    job.add_argument("--reward", choices=REWARDS, default="lead_advantage",
+                     help="what the env pays: each lead's advantage over most_copies' in the true deal (default), "
+                          "or the chips")  # fmt: skip
+    job.add_argument("--env", choices=("batched", "aec"), default="batched",
+                     help="self-play tables on the batched engine (default), or the tutorial's AEC wrapper")
+    job.add_argument("--pool", choices=("self+most_copies", "self"), default="self+most_copies",
+                     help="who sits at the batched tables: the learner and most_copies (default), or the learner only")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=int, default=0)
     args = job.parse_args(argv)
     torch.set_num_threads(1)  # small networks: threads cost more than they give
-    model = train(args.players, args.steps, args.seed)
+    model = train(args.players, args.steps, args.seed, args.reward, args.env, args.pool)
     return evaluate_policy(greedy(model), num_players=args.players, deals=args.eval_deals)
 
 

@@ -28,32 +28,36 @@ from tianshou.utils.net.common import Net
 
 import snipsnap_env
 from agents.base import FunctionPolicy
+from snipsnap_env.training_signal import REWARDS
 from train.evaluate import evaluate_policy
 
 LEARNER = 0  # the learner's seat
 
 
-def make_env(players: int):
-    return PettingZooEnv(snipsnap_env.env(num_players=players))
+def make_env(players: int, reward: str = "lead_advantage"):
+    # auto_forced: the turns with one legal action are played for everyone, so every step is a real choice
+    return PettingZooEnv(snipsnap_env.env(num_players=players, reward=reward, auto_forced=True))
 
 
-def train(players: int, steps: int, envs: int, seed: int) -> Net:
+def train(players: int, steps: int, envs: int, seed: int, reward: str = "lead_advantage") -> Net:
     np.random.seed(seed)
     torch.manual_seed(seed)
-    env = make_env(players)
+    env = make_env(players, reward)
     net = Net(state_shape=snipsnap_env.OBS_DIM, action_shape=snipsnap_env.NUM_ACTIONS, hidden_sizes=[128, 128])
     learner = DQN(
         policy=DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=0.1, eps_inference=0.0),
         optim=AdamOptimizerFactory(lr=1e-3),
-        gamma=1.0,  # a deal is short and its chips are what counts: no discount
+        # the lead advantage is paid at the step that chose: discount 0 (Q is the expected advantage itself);
+        # the chips come at the deal's end: discount 1
+        gamma=0.0 if reward == "lead_advantage" else 1.0,
         n_step_return_horizon=1,
         target_update_freq=200,
     )
     seats = [MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space) for _ in range(players)]
     seats[LEARNER] = learner
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=seats, env=env)
-    training_envs = DummyVectorEnv([lambda: make_env(players) for _ in range(envs)])
-    test_envs = DummyVectorEnv([lambda: make_env(players) for _ in range(envs)])
+    training_envs = DummyVectorEnv([lambda: make_env(players, reward) for _ in range(envs)])
+    test_envs = DummyVectorEnv([lambda: make_env(players, reward) for _ in range(envs)])
     training_envs.seed(seed)
     test_envs.seed(seed + 1)
     buffer = VectorReplayBuffer(20_000, len(training_envs))
@@ -76,7 +80,7 @@ def train(players: int, steps: int, envs: int, seed: int) -> Net:
             multi_agent_return_reduction=lambda returns: returns[:, LEARNER],
         )
     )
-    print(f"trained {epochs} epochs; best test return of seat {LEARNER}: {result.best_reward:+.2f} chips a deal")
+    print(f"trained {epochs} epochs; best test return of seat {LEARNER}: {result.best_reward:+.2f} a deal (what the env pays)")
     return net
 
 
@@ -94,12 +98,15 @@ def greedy(net: Net) -> FunctionPolicy:
 def main(argv=None):
     job = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     job.add_argument("--players", type=int, default=4)
-    job.add_argument("--steps", type=int, default=30_000, help="env steps to train for (every seat's turn is one)")
+    job.add_argument("--steps", type=int, default=30_000, help="env steps to train for (each a seat's real choice)")
+    job.add_argument("--reward", choices=REWARDS, default="lead_advantage",
+                     help="what the env pays: each lead's advantage over most_copies' in the true deal (default), "
+                          "or the chips")  # fmt: skip
     job.add_argument("--envs", type=int, default=8, help="games played side by side")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=int, default=0)
     args = job.parse_args(argv)
-    net = train(args.players, args.steps, args.envs, args.seed)
+    net = train(args.players, args.steps, args.envs, args.seed, args.reward)
     return evaluate_policy(greedy(net), num_players=args.players, deals=args.eval_deals)
 
 

@@ -29,15 +29,17 @@ from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
 import snipsnap_env
 from agents.base import FunctionPolicy
+from snipsnap_env.training_signal import REWARDS
 from train.evaluate import evaluate_policy
 
 GROUP = "agents"
 OBS = (GROUP, "observation", "observation")
 
 
-def make_env(players: int, seed: int) -> PettingZooWrapper:
+def make_env(players: int, seed: int, reward: str = "lead_advantage") -> PettingZooWrapper:
+    # auto_forced: the turns with one legal action are played for everyone, so every frame is a real choice
     return PettingZooWrapper(
-        env=snipsnap_env.env(num_players=players),
+        env=snipsnap_env.env(num_players=players, reward=reward, auto_forced=True),
         use_mask=True,  # compulsory for an AEC env: who acts at each step
         categorical_actions=True,
         group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
@@ -52,9 +54,9 @@ def mlp(out: int) -> nn.Module:
     )
 
 
-def train(players: int, frames: int, frames_per_batch: int, seed: int) -> nn.Module:
+def train(players: int, frames: int, frames_per_batch: int, seed: int, reward: str = "lead_advantage") -> nn.Module:
     torch.manual_seed(seed)
-    env = make_env(players, seed)
+    env = make_env(players, seed, reward)
     logits_net = mlp(snipsnap_env.NUM_ACTIONS)
     actor = ProbabilisticActor(
         TensorDictModule(logits_net, in_keys=[OBS], out_keys=[(GROUP, "logits")]),
@@ -74,7 +76,9 @@ def train(players: int, frames: int, frames_per_batch: int, seed: int) -> nn.Mod
         done=(GROUP, "done"),
         terminated=(GROUP, "terminated"),
     )
-    loss.make_value_estimator(ValueEstimators.GAE, gamma=1.0, lmbda=0.95)  # a deal is short: no discount
+    # the lead advantage is paid at the step that chose: discount 0 loses nothing; the chips come at the deal's end
+    gamma = 0.0 if reward == "lead_advantage" else 1.0
+    loss.make_value_estimator(ValueEstimators.GAE, gamma=gamma, lmbda=0.95)
     optimiser = torch.optim.Adam(loss.parameters(), lr=3e-4)
     collector = Collector(
         env, actor, frames_per_batch=frames_per_batch, total_frames=frames, auto_register_policy_transforms=False
@@ -116,12 +120,15 @@ def greedy(logits_net: nn.Module) -> FunctionPolicy:
 def main(argv=None):
     job = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     job.add_argument("--players", type=int, default=4)
-    job.add_argument("--frames", type=int, default=60_000, help="env steps to train for (every seat's turn is one)")
+    job.add_argument("--frames", type=int, default=60_000, help="env steps to train for (each a seat's real choice)")
+    job.add_argument("--reward", choices=REWARDS, default="lead_advantage",
+                     help="what the env pays: each lead's advantage over most_copies' in the true deal (default), "
+                          "or the chips")  # fmt: skip
     job.add_argument("--frames-per-batch", type=int, default=2_000)
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=int, default=0)
     args = job.parse_args(argv)
-    logits_net = train(args.players, args.frames, args.frames_per_batch, args.seed)
+    logits_net = train(args.players, args.frames, args.frames_per_batch, args.seed, args.reward)
     return evaluate_policy(greedy(logits_net), num_players=args.players, deals=args.eval_deals)
 
 
