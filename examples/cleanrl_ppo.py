@@ -91,7 +91,9 @@ def vector_env(args: argparse.Namespace) -> gymnasium.vector.VectorEnv:
     )  # fmt: skip
 
 
-def train(args: argparse.Namespace) -> Agent:
+def train(args: argparse.Namespace, after_iteration=None) -> Agent:
+    """PPO as CleanRL writes it; ``after_iteration(agent, decisions, seconds)``, if given, is called after each
+    update with the training time so far (for learning curves: examples/learning_curves.py)."""
     torch.manual_seed(args.seed)
     envs = vector_env(args)
     agent = Agent()
@@ -148,6 +150,8 @@ def train(args: argparse.Namespace) -> Agent:
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimiser.step()
+        if after_iteration is not None:
+            after_iteration(agent, iteration * batch_size, time.time() - started)
         if iteration % max(1, iterations // 20) == 0 or iteration == iterations:
             print(f"iteration {iteration}/{iterations}: {iteration * batch_size:,} decisions, "
                   f"{iteration * batch_size / (time.time() - started):,.0f} a second, value loss {value_loss.item():.2f}, "

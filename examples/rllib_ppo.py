@@ -1,14 +1,18 @@
 """Masked PPO in RLlib (Ray 2.60, the new API stack) on snipsnap: RLlib's own ``PettingZooEnv`` and its
 action-masking RLModule, joined by the one adapter the project ships (``snipsnap_env.rllib``: the observation
-keys that module reads).
+keys that module reads). Runs here or on a Ray cluster.
 
     pip install -e ".[train,rllib]"
-    python examples/rllib_ppo.py                    # 4 players, 15 iterations of 4,000 steps: 4.5 minutes here
+    python examples/rllib_ppo.py                    # 4 players, 15 iterations of 4,000 steps: about 4 minutes here
+    python examples/rllib_ppo.py --reward chips     # the same on the chips
     python examples/rllib_ppo.py --iterations 1     # a smoke run
+    python examples/rllib_ppo.py --address 10.0.0.1:6379 --env-runners 8   # on a Ray cluster (docs/recipes.md)
 
-Every seat maps to one shared policy (parameter sharing: full self-play). RLlib's PettingZooEnv reports each
-agent's observation and its rewards since it last acted when its turn comes, so the chips that reach a seat
-at other seats' turns are credited to its own last decision.
+Every seat maps to one shared policy (parameter sharing: full self-play). The env pays
+``reward="lead_advantage"`` (snipsnap_env.training_signal): each real lead's advantage over most_copies' in the
+true deal. RLlib's PettingZooEnv reports each agent's rewards since it last acted when its turn comes, so the
+advantage is credited to the lead that earned it; it is paid at that step, so the discount is 0.
+``auto_forced=True`` plays the turns with one legal action, so every env step is a real choice.
 
 It ends as every recipe does: the trained policy, greedy, against most_copies on the project's paired deals.
 """
@@ -16,6 +20,7 @@ It ends as every recipe does: the trained policy, greedy, against most_copies on
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 import ray
@@ -39,9 +44,13 @@ def train(players: int, iterations: int, batch: int, seed: int, reward: str = "l
     # auto_forced: the turns with one legal action are played for everyone, so every env step is a real choice;
     # the lead advantage is paid at the step that chose (discount 0 loses nothing), the chips at the deal's end
     gamma = 0.0 if reward == "lead_advantage" else 1.0
+    # with the signal an episode is a match of 20 deals: RLlib's bookkeeping per episode costs more than a
+    # short deal, and a reward paid at its step does not care how long the episode is; with the chips, one deal
+    deals = 20 if reward == "lead_advantage" else 1
+    env_config = {"num_players": players, "reward": reward, "auto_forced": True, "num_deals": deals}
     config = (
         PPOConfig()
-        .environment("snipsnap", env_config={"num_players": players, "reward": reward, "auto_forced": True})
+        .environment("snipsnap", env_config=env_config)
         .multi_agent(policies={POLICY}, policy_mapping_fn=lambda agent_id, *args, **kwargs: POLICY)
         .rl_module(
             rl_module_spec=MultiRLModuleSpec(
@@ -54,16 +63,27 @@ def train(players: int, iterations: int, batch: int, seed: int, reward: str = "l
         )
         # 0: sample in the driver (on 2 cores, workers cost more than they give); more on a cluster
         .env_runners(num_env_runners=env_runners)
-        .training(train_batch_size_per_learner=batch, minibatch_size=256, num_epochs=4, gamma=gamma, lr=3e-4)
+        # few steps a minute through RLlib's PettingZooEnv: ten epochs over each batch use them hard
+        .training(train_batch_size_per_learner=batch, minibatch_size=256, num_epochs=10, gamma=gamma, lr=1e-3)
         .debugging(seed=seed)
     )
     algorithm = config.build_algo()
+    started = time.perf_counter()
     for iteration in range(1, iterations + 1):
         result = algorithm.train()
         runners = result.get("env_runners", {})
-        steps, deals = runners.get("num_env_steps_sampled_lifetime", 0), runners.get("num_episodes_lifetime", 0)
-        print(f"iteration {iteration}/{iterations}: {steps:,.0f} env steps, {deals:,.0f} deals")
+        steps, episodes = runners.get("num_env_steps_sampled_lifetime", 0), runners.get("num_episodes_lifetime", 0)
+        rate = steps / (time.perf_counter() - started)
+        print(f"iteration {iteration}/{iterations}: {steps:,.0f} env steps, {episodes:,.0f} episodes, "
+              f"{rate:,.0f} steps a second")  # fmt: skip
     return algorithm
+
+
+def runner_nodes(algorithm) -> list[str]:
+    """The Ray node each remote env runner samples on (where the work went, on a cluster)."""
+    return algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: ray.get_runtime_context().get_node_id(), local_env_runner=False
+    )
 
 
 def greedy(algorithm) -> FunctionPolicy:

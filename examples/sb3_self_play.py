@@ -80,15 +80,22 @@ def tutorial_tables(players: int, reward: str, seed: int, tables: int) -> DummyV
 
 def batched_tables(players: int, reward: str, seed: int, tables: int, pool: str = "self+most_copies"):
     """``--env batched`` (the default): self-play as an SB3 VecEnv over the batched engine, some ten times faster
-    than the Python tables above. Each seat of each table draws per deal from the pool: the learner itself
-    (``SELF``: every such seat's real choices are its steps, each paid to the chooser) or, with
-    ``--pool self+most_copies`` (the default), the most_copies heuristic too."""
-    members = [SELF] + ([agents.make("most_copies", seed=seed)] if pool == "self+most_copies" else [])
+    than the Python tables above. Each seat of each table draws, each deal, the learner itself (``SELF``: every
+    such seat's real choices are its steps, each paid to the chooser) or, with ``--pool self+most_copies`` (the
+    default), the most_copies heuristic. With the chips the learner holds one seat among most_copies players:
+    the chips of several learner seats of one table would be credited to each other's decisions."""
+    heuristic = agents.make("most_copies", seed=seed)
+    if reward == "chips":
+        if pool == "self":
+            raise SystemExit("--reward chips with --pool self: several learner seats would share their chips; "
+                             "use --env aec (the tutorial's pattern) for self-play on the chips")  # fmt: skip
+        return SnipSnapVecEnv(tables, players, opponents=[heuristic], seed=seed, reward=reward)
+    members = [SELF] + ([heuristic] if pool == "self+most_copies" else [])
     return SnipSnapVecEnv(tables, players, opponents=members, seed=seed, reward=reward)
 
 
-def train(players: int, steps: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
-          pool: str = "self+most_copies", tables: int = 64) -> MaskablePPO:  # fmt: skip
+def make_model(players: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
+               pool: str = "self+most_copies", tables: int = 64) -> MaskablePPO:  # fmt: skip
     if env == "batched":
         vec_env = batched_tables(players, reward, seed, tables, pool)
     else:
@@ -96,10 +103,15 @@ def train(players: int, steps: int, seed: int, reward: str = "lead_advantage", e
     # the lead advantage is paid at the step that chose, so a discount of 0 loses nothing (and the tutorial's
     # joined views of two seats no longer matter); the chips come at the deal's end: discount 1
     gamma = 0.0 if reward == "lead_advantage" else 1.0
-    model = MaskablePPO(
+    return MaskablePPO(
         MaskableActorCriticPolicy, vec_env, gamma=gamma, n_steps=64, batch_size=1024, n_epochs=4, ent_coef=0.01,
         policy_kwargs={"net_arch": [128, 128]}, seed=seed, verbose=0,
     )  # fmt: skip
+
+
+def train(players: int, steps: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
+          pool: str = "self+most_copies") -> MaskablePPO:  # fmt: skip
+    model = make_model(players, seed, reward, env, pool)
     model.learn(total_timesteps=steps, progress_bar=True)
     return model
 

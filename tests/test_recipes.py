@@ -106,3 +106,47 @@ def test_the_single_file_ppo_stores_only_real_decisions():
         ended += int(np.logical_or(terminated, truncated).sum())
     envs.close()
     assert ended > 10  # deals did end (and the next began) along the way
+
+
+@pytest.mark.ray
+def test_rllib_ppo_trains_across_the_nodes_of_a_ray_cluster():
+    """Two Ray nodes of one CPU each on this machine (``ray.cluster_utils.Cluster``): the recipe joins the
+    cluster by its address and its two env runners sample on both nodes, with the training signal."""
+    module = recipe("rllib_ppo", "ray.rllib")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        ray.init(address=cluster.address, log_to_driver=False)
+        algorithm = module.train(players=3, iterations=2, batch=400, seed=0, env_runners=2)
+        assert len(set(module.runner_nodes(algorithm))) == 2  # one runner on each node
+        row = module.evaluate_policy(module.greedy(algorithm), num_players=3, deals=300)
+        check_evaluated(row, "rllib_ppo", 300)
+        algorithm.stop()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+# what each recipe at its defaults must reach at 4-player most_copies tables (docs/recipes.md): gain over
+# most_copies, and whether its CI must lie above 0
+TARGETS = [
+    ("cleanrl_ppo", "torch", 0.5, True),
+    ("sb3_self_play", "sb3_contrib", 0.5, True),
+    ("torchrl_ppo", "torchrl", -1.0, False),
+    ("tianshou_dqn", "tianshou", -1.0, False),
+    pytest.param("rllib_ppo", "ray.rllib", -1.0, False, marks=pytest.mark.ray),
+]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("name, library, floor, above_zero", TARGETS)
+def test_the_recipe_at_its_defaults_learns_from_the_signal(name, library, floor, above_zero):
+    row = recipe(name, library).main([])
+    assert row.deals == 20_000
+    assert row.diff_vs_reference >= floor, (name, row.diff_vs_reference, row.diff_ci95)
+    if above_zero:
+        assert row.diff_vs_reference - row.diff_ci95 > 0, (name, row.diff_vs_reference, row.diff_ci95)

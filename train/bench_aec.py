@@ -109,7 +109,8 @@ def save_json(results: dict, path: str | None, job: str, argv: list[str] | None)
 
 
 def aec_envs(player_counts) -> dict:
-    """connect_four_v3 (the reference) and snipsnap's raw and wrapped env for each player count."""
+    """connect_four_v3 (the reference) and snipsnap's raw and wrapped env for each player count (the wrapped one
+    with the chips, the default, and with the training signal)."""
     from pettingzoo.classic import connect_four_v3
 
     import snipsnap_env
@@ -118,6 +119,9 @@ def aec_envs(player_counts) -> dict:
     for num_players in player_counts:
         envs[f"snipsnap raw_env() N={num_players}"] = functools.partial(snipsnap_env.raw_env, num_players=num_players)
         envs[f"snipsnap env() N={num_players}"] = functools.partial(snipsnap_env.env, num_players=num_players)
+        envs[f"  reward=lead_advantage N={num_players}"] = functools.partial(
+            snipsnap_env.env, num_players=num_players, reward="lead_advantage"
+        )  # the training signal's price a turn
     return envs
 
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import numba
+import numpy as np
 
 import agents
 from snipsnap_env.batch import BatchEnv, play_deals
@@ -72,6 +73,28 @@ def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0)
     return {"deals_per_s": deals / elapsed, "decisions_per_s": decisions / elapsed}
 
 
+def vec_env_speed(num_envs: int, num_players: int, seconds: float, reward: str, seed: int = 0) -> float:
+    """Learner decisions/s through SnipSnapVecEnv.step (most_copies opponents, random legal leads) paying
+    ``reward``: what the training signal costs a step of the VecEnv."""
+    from snipsnap_env.vec_env import SnipSnapVecEnv
+
+    env = SnipSnapVecEnv(num_envs, num_players, opponents=[agents.make("most_copies", seed=seed)], seed=seed,
+                         reward=reward)  # fmt: skip
+    rng = np.random.default_rng(seed)
+    env.reset()
+
+    def step() -> None:
+        masks = env.action_masks()
+        env.step(np.where(masks, rng.random(masks.shape), -1.0).argmax(axis=1))
+
+    step()  # compile / warm up
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        step()
+        steps += 1
+    return steps * num_envs / (time.perf_counter() - start)
+
+
 def ppo_fps(vec: str, steps: int, num_envs: int, n_steps: int, batch_size: int, critic: str = "observation") -> float:
     """Timesteps/s of MaskablePPO learning ``steps`` steps at 6 players on the given VecEnv kind; ``critic``
     'rollouts' is the default training's (train_ppo's model and settings), 'observation' SB3's MLP and GAE."""
@@ -109,7 +132,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def work(args) -> dict:
-    results: dict = {"kernel": {}, "batch": {}, "aec": {}, "ppo_fps": {}}
+    results: dict = {"kernel": {}, "batch": {}, "vec_env": {}, "aec": {}, "ppo_fps": {}}
 
     threads = numba.get_num_threads()
     results["kernel"] = kernel_speed(args.players, args.seconds * 2)
@@ -134,6 +157,13 @@ def work(args) -> dict:
         figures = batch_speed(size, args.players, args.seconds)
         results["batch"][str(size)] = figures
         print(f"{size:>8}{figures['deals_per_s']:>14,.0f}{figures['decisions_per_s']:>14,.0f}", flush=True)
+
+    print(f"\nSnipSnapVecEnv, {args.players} players, 256 tables of most_copies opponents: the training signal's price")
+    chips = vec_env_speed(256, args.players, args.seconds, "chips")
+    signal = vec_env_speed(256, args.players, args.seconds, "lead_advantage")
+    results["vec_env"] = {"chips_decisions_per_s": chips, "lead_advantage_decisions_per_s": signal}
+    print(f"reward='chips': {chips:,.0f} decisions/s; reward='lead_advantage': {signal:,.0f} ", end="")
+    print(f"(a step costs {chips / signal:.2f}x)")
 
     print("\nAEC env, random legal actions (turns include forced ones)")
     results["aec"] = measure_table(aec_envs([args.players]), rounds=3, seconds=1.5)
