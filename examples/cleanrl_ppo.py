@@ -154,7 +154,8 @@ def train(args: argparse.Namespace, after_iteration=None) -> Agent:
             after_iteration(agent, iteration * batch_size, time.time() - started)
         if iteration % max(1, iterations // 20) == 0 or iteration == iterations:
             print(f"iteration {iteration}/{iterations}: {iteration * batch_size:,} decisions, "
-                  f"{iteration * batch_size / (time.time() - started):,.0f} a second, value loss {value_loss.item():.2f}, "
+                  f"{iteration * batch_size / (time.time() - started):,.0f} a second, "
+                  f"value loss {value_loss.item():.2f}, "
                   f"reward a decision (recent iterations) {np.mean(paid[-10:]):+.3f}")  # fmt: skip
     envs.close()
     return agent

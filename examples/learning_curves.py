@@ -7,13 +7,15 @@
 Each run trains a recipe at its defaults and, at ``--points`` checkpoints, plays its greedy policy on paired deals
 at 4-player tables of most_copies players (``train.evaluate.evaluate_policy``, seed 2028). The minutes are
 training time only (the checkpoints' evaluations are not counted). Writes ``curves.csv`` (one row a checkpoint)
-and ``curves.png`` (gain over most_copies against decisions and against minutes, 95% CIs) into ``--out``.
+and ``curves.png`` (gain over most_copies against decisions and against minutes, 95% CIs) into ``--out``, with
+``provenance.json`` (the command, commit and date).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 import time
 from pathlib import Path
@@ -24,7 +26,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the recipes, run from anywhere
 import cleanrl_ppo  # noqa: E402
 import sb3_self_play  # noqa: E402
+
 from train.evaluate import evaluate_policy  # noqa: E402
+from train.runner.results_folder import provenance  # noqa: E402
 
 FIELDS = ("recipe", "reward", "decisions", "minutes", "gain", "ci95")
 
@@ -68,7 +72,10 @@ class SB3Checkpoints(BaseCallback):
 
 def run_cleanrl(reward: str, steps: int, checkpoints: Checkpoints) -> None:
     args = cleanrl_ppo.parse(["--reward", reward, "--total-timesteps", str(steps)])
-    cleanrl_ppo.train(args, lambda agent, decisions, seconds: checkpoints(cleanrl_ppo.greedy(agent), decisions, seconds))
+    def evaluate(agent, decisions: int, seconds: float) -> None:
+        checkpoints(cleanrl_ppo.greedy(agent), decisions, seconds)
+
+    cleanrl_ppo.train(args, evaluate)
 
 
 def run_sb3(reward: str, steps: int, checkpoints: Checkpoints) -> None:
@@ -111,7 +118,7 @@ def plot(rows: list, path: Path) -> None:
 
 def main(argv=None) -> list:
     job = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    job.add_argument("--steps", type=int, default=1_000_000, help="decisions each run trains for (both recipes' default)")
+    job.add_argument("--steps", type=int, default=1_000_000, help="decisions a run trains for (the recipes' default)")
     job.add_argument("--points", type=int, default=8, help="checkpoints a run")
     job.add_argument("--eval-deals", type=int, default=10_000, help="paired deals a checkpoint")
     job.add_argument("--out", type=Path, default=Path("docs/results/recipe_curves"))
@@ -127,6 +134,10 @@ def main(argv=None) -> list:
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, args.out / "curves.png")
+    record = provenance("learning_curves", argv if argv is not None else sys.argv[1:])
+    command = record["command"].replace("python -m train.learning_curves", "python examples/learning_curves.py")
+    record["command"] = command
+    (args.out / "provenance.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {args.out / 'curves.csv'} and {args.out / 'curves.png'}")
     return rows
 

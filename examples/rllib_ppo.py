@@ -110,7 +110,7 @@ def main(argv=None):
                      help="what the env pays: each lead's advantage over most_copies' in the true deal (default), "
                           "or the chips")  # fmt: skip
     job.add_argument("--address", default=None,
-                     help="a Ray cluster to join (ray start --head prints it, e.g. 10.0.0.1:6379); default: start Ray here")
+                     help="a Ray cluster to join (ray start --head prints it: 10.0.0.1:6379); default: Ray here")
     job.add_argument("--env-runners", type=int, default=0,
                      help="Ray actors that sample the env (0: the driver samples; on a cluster, about one a CPU)")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")

@@ -82,7 +82,7 @@ def train(players: int, steps: int, envs: int, seed: int, reward: str = "lead_ad
             multi_agent_return_reduction=lambda returns: returns[:, LEARNER],
         )
     )
-    print(f"trained {epochs} epochs; best test return of seat {LEARNER}: {result.best_reward:+.2f} a deal (what the env pays)")
+    print(f"trained {epochs} epochs; best test return of seat {LEARNER}: {result.best_reward:+.2f} (what the env pays)")
     return net
 
 

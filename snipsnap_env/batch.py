@@ -52,7 +52,8 @@ class Games:
 
 _SCALARS = PUBLIC[: PUBLIC.index("leads_0")]  # each is the engine's attribute of the same name (None: -1)
 # then the lead record, seat by seat within each field: state_of writes it in this order
-assert PUBLIC[len(_SCALARS) :] == tuple(f"{f}_{s}" for f in ("leads", "copies_led", "fewest_led") for s in range(MAX_PLAYERS))
+_RECORD = tuple(f"{field}_{seat}" for field in ("leads", "copies_led", "fewest_led") for seat in range(MAX_PLAYERS))
+assert PUBLIC[len(_SCALARS) :] == _RECORD
 
 
 def state_of(deal: Deal) -> tuple:

@@ -158,7 +158,8 @@ def _most_copies_advantage(b, holding, hand_size, played, public, deal_score, ac
         if may_lead(holding[b], seat, r, forced):
             most = max(most, holding[b, seat, r])
     for r in range(NUM_RANKS):  # the lead taken, and most_copies' leads (the legal ranks held most often)
-        wanted[b, r] = r == actions[b] or (most > 0 and holding[b, seat, r] == most and may_lead(holding[b], seat, r, forced))
+        most_held = most > 0 and holding[b, seat, r] == most and may_lead(holding[b], seat, r, forced)
+        wanted[b, r] = r == actions[b] or most_held
     policies[b, :] = MOST_COPIES
     _values_of_game(b, holding, hand_size, played, public, deal_score, public[:, TO_ACT], wanted, policies, samples,
                     seeds, rules, values, nets, template)  # fmt: skip
@@ -177,7 +178,8 @@ def most_copies_advantages(holding, hand_size, played, public, deal_score, actio
     lead, in the true deal with every seat continuing as most_copies: ``Q(a) - mean Q(b)`` over the legal ranks
     held most often, ``Q`` from ``samples`` rollouts with common random numbers (:func:`values_for`)."""
     games, n = hand_size.shape
-    wanted, policies, values = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64), np.empty((games, NUM_RANKS))
+    wanted, policies = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64)
+    values = np.empty((games, NUM_RANKS))
     for b in numba.prange(games):
         out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
                                         rules, nets, template, wanted, policies, values)  # fmt: skip
@@ -188,7 +190,8 @@ def most_copies_advantages_serial(holding, hand_size, played, public, deal_score
                                   template, out):  # fmt: skip
     """:func:`most_copies_advantages` on this thread (for one env's step: no thread pool to start)."""
     games, n = hand_size.shape
-    wanted, policies, values = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64), np.empty((games, NUM_RANKS))
+    wanted, policies = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64)
+    values = np.empty((games, NUM_RANKS))
     for b in range(games):
         out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
                                         rules, nets, template, wanted, policies, values)  # fmt: skip

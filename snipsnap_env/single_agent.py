@@ -3,10 +3,11 @@
 The other seats are stepped inside ``step()``, forced turns (one legal action) are played automatically,
 so the learner only sees its real choices; ``action_masks()`` serves sb3-contrib's MaskablePPO; rewards
 are the learner's chips (deal points with chips off), summed from its last choice to its next one — or,
-with ``reward="lead_advantage"``, the training signal (:mod:`snipsnap_env.training_signal`). An episode is one match (``num_deals`` deals, 1 by default). Chips that move before the learner's
-first choice (the ante, other players' penalties) arrive with its first reward; a deal that ends before
-the learner ever chooses is dealt again, since nothing in it was the learner's doing. An illegal action
-ends the episode with reward −1, as in ``snipsnap_env.env()``.
+with ``reward="lead_advantage"``, the training signal (:mod:`snipsnap_env.training_signal`). An episode is
+one match (``num_deals`` deals, 1 by default). Chips that move before the learner's first choice (the ante,
+other players' penalties) arrive with its first reward; a deal that ends before the learner ever chooses is
+dealt again, since nothing in it was the learner's doing. An illegal action ends the episode with reward −1, as
+in ``snipsnap_env.env()``.
 
 >>> import gymnasium, snipsnap_env
 >>> env = gymnasium.make("snipsnap/SingleSeat-v0", num_players=4)

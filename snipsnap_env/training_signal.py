@@ -39,8 +39,6 @@ from .cards import NUM_RANKS
 REWARDS = ("chips", "lead_advantage")
 #: rollouts of the true deal per candidate lead (most_copies breaks ties at random, so one is not enough)
 DEFAULT_ROLLOUTS = 8
-#: the reference policy: every seat's continuation in the rollouts, and the lead the advantage is measured from
-REFERENCE = "most_copies"
 
 
 def check_reward(reward, rollouts) -> tuple[str, int]:

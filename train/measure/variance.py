@@ -22,10 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.kernel_seats import NOT_PLAYED, kernel_codes
-from snipsnap_env.batch import BatchEnv
-from snipsnap_env.cards import NUM_RANKS
-from snipsnap_env.kernel import POLICIES
 from snipsnap_env import training_signal
+from snipsnap_env.batch import BatchEnv
+from snipsnap_env.kernel import POLICIES
 from snipsnap_env.observation import table_template
 
 STAND_IN = POLICIES.index("most_copies")  # the rollouts' player for one the kernel does not play
