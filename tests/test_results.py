@@ -21,7 +21,7 @@ REPLAYED |= SCORECARDS
 # experiments whose models are not shipped: records of the commit their provenance names, not replayable
 RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
 RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league", "exploit_ppo", "ismcts", "ppo_continuation"}
-RECORDS |= {"ppo_retrain_ties"}
+RECORDS |= {"ppo_retrain_ties", "recipe_curves"}  # recipe_curves: training times of this machine
 FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
 
 pytest.importorskip("sb3_contrib")
