@@ -19,12 +19,11 @@ from .observation import ENV_NAME, HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
 from .state import STATE_HIGH, STATE_LOW, global_state
-from .training_signal import DEFAULT_ROLLOUTS, check_reward
+from .training_signal import DEFAULT_ROLLOUTS, signal_for
 from .wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 
 RESET_OPTIONS = ("hands", "dealer")
 ILLEGAL_REWARD = -1  # PettingZoo's classic-games convention for an illegal move under env()
-SIGNAL_STREAM = 0x51_6E_41  # the training signal's rollout stream: (seed, SIGNAL_STREAM)
 
 
 def env(**kwargs) -> AECEnv:
@@ -96,12 +95,7 @@ class raw_env(AECEnv, EzPickle):
         self.info_events = info_events
         self.info_action_mask = info_action_mask
         #: "chips" pays the chips; "lead_advantage" the training signal of snipsnap_env.training_signal
-        self.reward, rollouts = check_reward(reward, reward_rollouts)
-        self._signal = None
-        if self.reward == "lead_advantage":
-            from .training_signal import LeadAdvantage  # loads the compiled kernel
-
-            self._signal = LeadAdvantage(self.rules, self.num_players, rollouts)
+        self.reward, self._signal = signal_for(reward, reward_rollouts, self.rules, self.num_players)
         self._infos_deals = -1  # the deals_played the infos were last built for
         self._match = Match(self.rules, self.num_players, num_deals)
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
@@ -175,8 +169,8 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"reset got seed={seed!r}; allowed: a whole number of at least 0, or None")
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-            if self._signal is not None:  # its own stream: the deals are the same whatever the reward
-                self._signal.seed(None if seed is None else (seed, SIGNAL_STREAM))
+            if self._signal is not None:
+                self._signal.seed_with_env(seed)
         options = check_options(options, RESET_OPTIONS)
         match = self._match
         self._observed = {}

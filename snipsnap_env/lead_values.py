@@ -164,11 +164,18 @@ def _most_copies_advantage(b, holding, hand_size, played, public, deal_score, ac
     _values_of_game(b, holding, hand_size, played, public, deal_score, public[:, TO_ACT], wanted, policies, samples,
                     seeds, rules, values, nets, template)  # fmt: skip
     reference, ties = 0.0, 0
-    for r in range(NUM_RANKS):
-        if wanted[b, r] and holding[b, seat, r] == most and may_lead(holding[b], seat, r, forced):
+    for r in range(NUM_RANKS):  # the wanted ranks held most often: most_copies' leads (the taken one may be one)
+        if wanted[b, r] and holding[b, seat, r] == most:
             reference += values[b, r]
             ties += 1
     return values[b, actions[b]] - reference / ties
+
+
+@numba.njit(cache=True, nogil=True)
+def _advantage_scratch(hand_size):
+    """The rows :func:`_most_copies_advantage` works in, one per game: ranks wanted, seats' policies, values."""
+    games, n = hand_size.shape
+    return np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64), np.empty((games, NUM_RANKS))
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -177,9 +184,8 @@ def most_copies_advantages(holding, hand_size, played, public, deal_score, actio
     """``out[b]``: the advantage of lead ``actions[b]`` (legal) by the seat to act in game ``b`` over most_copies'
     lead, in the true deal with every seat continuing as most_copies: ``Q(a) - mean Q(b)`` over the legal ranks
     held most often, ``Q`` from ``samples`` rollouts with common random numbers (:func:`values_for`)."""
-    games, n = hand_size.shape
-    wanted, policies = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64)
-    values = np.empty((games, NUM_RANKS))
+    games = hand_size.shape[0]
+    wanted, policies, values = _advantage_scratch(hand_size)
     for b in numba.prange(games):
         out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
                                         rules, nets, template, wanted, policies, values)  # fmt: skip
@@ -189,9 +195,8 @@ def most_copies_advantages(holding, hand_size, played, public, deal_score, actio
 def most_copies_advantages_serial(holding, hand_size, played, public, deal_score, actions, samples, seeds, rules, nets,
                                   template, out):  # fmt: skip
     """:func:`most_copies_advantages` on this thread (for one env's step: no thread pool to start)."""
-    games, n = hand_size.shape
-    wanted, policies = np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64)
-    values = np.empty((games, NUM_RANKS))
+    games = hand_size.shape[0]
+    wanted, policies, values = _advantage_scratch(hand_size)
     for b in range(games):
         out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
                                         rules, nets, template, wanted, policies, values)  # fmt: skip

@@ -24,12 +24,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import ILLEGAL_REWARD, SIGNAL_STREAM, check_options
+from .aec import ILLEGAL_REWARD, check_options
 from .engine import NUM_ACTIONS, Match, as_action
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_num_players, make_rules
-from .training_signal import DEFAULT_ROLLOUTS, check_reward
+from .training_signal import DEFAULT_ROLLOUTS, signal_for
 
 OpponentPolicy = Callable[[dict], int]  # an AEC observation dict -> action, e.g. any agents.Policy
 
@@ -69,12 +69,7 @@ class SingleSeatEnv(gymnasium.Env):
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'ansi', 'human', 'rgb_array'")
         self.opponents = list(opponents) if opponents is not None else None
         #: "chips" pays the learner's chips; "lead_advantage" the training signal of snipsnap_env.training_signal
-        self.reward, rollouts = check_reward(reward, reward_rollouts)
-        self._signal = None
-        if self.reward == "lead_advantage":
-            from .training_signal import LeadAdvantage  # loads the compiled kernel
-
-            self._signal = LeadAdvantage(self.rules, self.num_players, rollouts)
+        self.reward, self._signal = signal_for(reward, reward_rollouts, self.rules, self.num_players)
         self.fixed_seat = learner_seat
         self.render_mode = render_mode
         self.observation_space = spaces.Box(LOW, HIGH, shape=(OBS_DIM,), dtype=np.float32)
@@ -88,8 +83,8 @@ class SingleSeatEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; ``options`` may fix the learner's seat: ``{"learner_seat": s}``."""
         super().reset(seed=seed)
-        if seed is not None and self._signal is not None:  # its own stream: the same deals whatever the reward
-            self._signal.seed((seed, SIGNAL_STREAM))
+        if seed is not None and self._signal is not None:
+            self._signal.seed_with_env(seed)
         options = check_options(options, ("learner_seat",))
         if "learner_seat" in options:
             seat = options["learner_seat"]

@@ -39,6 +39,7 @@ from .cards import NUM_RANKS
 REWARDS = ("chips", "lead_advantage")
 #: rollouts of the true deal per candidate lead (most_copies breaks ties at random, so one is not enough)
 DEFAULT_ROLLOUTS = 8
+STREAM = 0x51_6E_41  # an env seeded with s seeds the signal's rollouts with (s, STREAM): its deals stay the same
 
 
 def check_reward(reward, rollouts) -> tuple[str, int]:
@@ -48,6 +49,13 @@ def check_reward(reward, rollouts) -> tuple[str, int]:
     if isinstance(rollouts, bool) or not isinstance(rollouts, (int, np.integer)) or not 1 <= rollouts <= 4096:
         raise ValueError(f"reward_rollouts got {rollouts!r}; allowed: a whole number of rollouts from 1 to 4096")
     return reward, int(rollouts)
+
+
+def signal_for(reward, rollouts, rules, num_players: int):
+    """``(reward, signal)`` for an env's ``reward``/``reward_rollouts`` options, checked: ``signal`` is the
+    :class:`LeadAdvantage` that pays ``"lead_advantage"``, or None for the chips."""
+    reward, rollouts = check_reward(reward, rollouts)
+    return reward, LeadAdvantage(rules, num_players, rollouts) if reward == "lead_advantage" else None
 
 
 def lead_advantages(state, rule_codes, rows, viewers, odds, actions, policies, rollouts, seeds, nets, template):
@@ -96,25 +104,31 @@ class LeadAdvantage:
     def seed(self, seed) -> None:
         self.rng = np.random.default_rng(seed)
 
+    def seed_with_env(self, seed: int | None) -> None:
+        """Seed from the env's own seed (None: fresh entropy), on a stream of the signal's own."""
+        self.seed(None if seed is None else (seed, STREAM))
+
     def of(self, state, rows: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """(len(rows),) the advantage of lead ``actions`` (legal ranks) in games ``rows`` of ``state``, whose seats
         to act hold the legal leads ``masks`` (len(rows), 14); 0 where there was one legal lead."""
-        from .lead_values import most_copies_advantages, most_copies_advantages_serial
-
         advantages = np.zeros(len(rows))
         choice = masks[:, :NUM_RANKS].sum(axis=1) > 1
         if not choice.any():
             return advantages
-        rows = rows[choice]
-        games = [np.ascontiguousarray(array[rows]) for array in state[:5]]
-        out = np.empty(len(rows))
-        seeds = self.rng.integers(0, 2**63, size=len(rows), dtype=np.uint64)
-        # threads pay off for many games; for one env's step, starting them costs more than the rollouts
-        advantage = most_copies_advantages if len(rows) * self.rollouts > 64 else most_copies_advantages_serial
-        advantage(*games, np.asarray(actions, np.int64)[choice], self.rollouts, seeds, self.rule_codes, self.nets,
-                  self.template, out)  # fmt: skip
-        advantages[choice] = out
+        games = [np.ascontiguousarray(array[rows[choice]]) for array in state[:5]]
+        advantages[choice] = self._advantages(games, np.asarray(actions, np.int64)[choice])
         return advantages
+
+    def _advantages(self, games, actions: np.ndarray) -> np.ndarray:
+        """The compiled advantages of ``actions`` in the stacked ``games`` (each at a real lead)."""
+        from .lead_values import most_copies_advantages, most_copies_advantages_serial
+
+        out = np.empty(len(actions))
+        seeds = self.rng.integers(0, 2**63, size=len(actions), dtype=np.uint64)
+        # threads pay off for many games; for one env's step, starting them costs more than the rollouts
+        advantage = most_copies_advantages if len(actions) * self.rollouts > 64 else most_copies_advantages_serial
+        advantage(*games, actions, self.rollouts, seeds, self.rule_codes, self.nets, self.template, out)
+        return out
 
     def at_lead(self, deal):
         """The kernel state of engine ``deal`` if it stands at a real lead (else None): take it before the lead
@@ -130,10 +144,4 @@ class LeadAdvantage:
 
     def of_lead(self, state, action: int) -> float:
         """The advantage of lead ``action`` at a position of :meth:`at_lead` (one game, at a real lead)."""
-        from .lead_values import most_copies_advantages_serial
-
-        out = np.empty(1)
-        seeds = self.rng.integers(0, 2**63, size=1, dtype=np.uint64)
-        most_copies_advantages_serial(*state[:5], np.array([action], np.int64), self.rollouts, seeds, self.rule_codes,
-                                      self.nets, self.template, out)  # fmt: skip
-        return float(out[0])
+        return float(self._advantages(state, np.array([action], np.int64))[0])

@@ -29,7 +29,7 @@ from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
 from .observation import CHIP_SCALE, table_template
 from .state import HANDS_DIM, LEAD_VALUES_DIM, critic_bounds, hands
-from .training_signal import DEFAULT_ROLLOUTS, LeadAdvantage, check_reward
+from .training_signal import DEFAULT_ROLLOUTS, signal_for
 
 #: in a VecEnv's opponents: a seat the learner holds too (self-play with shared parameters)
 SELF = "self"
@@ -129,8 +129,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
         reward_rollouts: int = DEFAULT_ROLLOUTS,
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
-        self.reward, rollouts = check_reward(reward, reward_rollouts)
-        self._signal = LeadAdvantage(self.batch.rules, num_players, rollouts) if reward == "lead_advantage" else None
+        self.reward, self._signal = signal_for(reward, reward_rollouts, self.batch.rules, num_players)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (
@@ -370,8 +369,9 @@ class SnipSnapVecEnv(InProcessVecEnv):
     def _collect(self, step, rewards, dones, infos) -> None:
         """Book the learner's rewards of one BatchEnv step to its open transition or to the next episode."""
         _, _, batch_rewards, ended, batch_infos = step
-        mine = batch_rewards[np.arange(self.num_envs), self.learner_seat]
-        if self._signal is not None:
+        if self._signal is None:
+            mine = batch_rewards[np.arange(self.num_envs), self.learner_seat]
+        else:  # the signal was paid at the choice: no chips booked
             mine = np.zeros(self.num_envs)
         open_ = ~dones
         rewards[open_] += mine[open_]
