@@ -15,13 +15,9 @@ _REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, Few
 
 
 def _make_ppo(**kwargs) -> Policy:
-    """The shipped model (``agents.ppo.SHIPPED_MODEL``), or another model file with ``path=``."""
-    import importlib.util
-
-    missing = [name for name in ("torch", "sb3_contrib", "safetensors") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise ModuleNotFoundError(f'the ppo agent needs {", ".join(missing)}: pip install -e ".[train]"')
-    from .ppo import PPOPolicy  # needs the training extras; imported only when asked
+    """The shipped model (``agents.ppo.SHIPPED_MODEL``), or another model file with ``path=``: greedy play runs
+    on numpy (the core install); sampling (``deterministic=False``) uses torch where it is installed."""
+    from .ppo import PPOPolicy  # imported only when asked
 
     return PPOPolicy(**kwargs)
 

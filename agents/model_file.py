@@ -11,7 +11,8 @@ code they name: a model file from someone else would be a program. This format h
 
 Loading builds the named class with the recorded sizes and loads the weights into it; every field is
 checked, so a damaged or hostile file is refused with a message instead of running or allocating anything
-unexpected. (Needs the training extras: torch, sb3-contrib, safetensors.)
+unexpected. Playing one needs numpy and safetensors (:func:`load_arrays`); building its torch network
+(:func:`load_policy`, to train on or sample from) needs the training extras: torch and sb3-contrib.
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def _dense(inputs: int, sizes: list[int]) -> tuple[int, int]:
 def parameter_count(kind: str, kwargs: dict, critic_inputs: int, obs_dim: int = OBS_DIM) -> int:
     """How many numbers the weights of a ``kind`` policy of these (checked) sizes hold: known before anything is
     built, so that a small file cannot make the loader build a huge network. (Tested against built networks.)"""
-    from .rank_policy import RANK_FEATURES, table_features, value_arch
+    from .rank_sizes import RANK_FEATURES, table_features, value_arch
 
     inputs = obs_dim + critic_inputs
     arch = kwargs.get("net_arch", [])
@@ -216,13 +217,9 @@ def _is_field(field) -> bool:
     return isinstance(field, list) and len(field) == 2 and isinstance(field[0], str) and type(field[1]) is int
 
 
-def load_policy(path: str | Path):
-    """``(network, meta)`` from a file in this format: the policy network in evaluation mode on the CPU, and
-    its metadata. Nothing in the file is executed; a file that does not fit is refused with a ValueError."""
-    import torch
-    from gymnasium import spaces
-    from safetensors.torch import load
-
+def read_policy_file(path: str | Path) -> tuple[dict, bytes]:
+    """``(meta, weights)`` of a file in this format, every field of its metadata and its weights' header checked
+    against each other (nothing built, nothing executed): a file that does not fit is refused with a ValueError."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no model file at {path}")
@@ -261,15 +258,11 @@ def load_policy(path: str | Path):
     if [tuple(field) for field in layout[: len(_LEADING)]] != _LEADING:
         raise ValueError(f"{path}: its observation does not begin with the per-rank fields {_LEADING}")
     try:
-        kwargs = _checked_kwargs(kind, meta.get("policy_kwargs", {}))
+        meta["policy_kwargs"] = _checked_kwargs(kind, meta.get("policy_kwargs", {}))
+        _check_critic_inputs(kind, meta.setdefault("critic_inputs", 0))
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
-    critic_inputs = meta.get("critic_inputs", 0)
-    try:
-        _check_critic_inputs(kind, critic_inputs)
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
-    declared = parameter_count(kind, kwargs, critic_inputs, obs_dim)
+    declared = parameter_count(kind, meta["policy_kwargs"], meta["critic_inputs"], obs_dim)
     if declared > MAX_PARAMETERS:
         raise ValueError(
             f"{path} declares a network of {declared:,} weights; a policy file holds at most {MAX_PARAMETERS:,}"
@@ -282,13 +275,37 @@ def load_policy(path: str | Path):
         raise ValueError(
             f"{path}: its weights hold {stored:,} numbers where a {kind} policy of the declared sizes has {declared:,}"
         )
+    return meta, weights
+
+
+def load_arrays(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    """``(weights, meta)``: a file's weights as numpy arrays by their torch names, and its checked metadata —
+    all a greedy player needs (:class:`agents.numpy_actor.NumpyActor`), with no torch: the core install plays
+    the shipped models through this."""
+    from safetensors.numpy import load
+
+    meta, weights = read_policy_file(path)
     try:
-        tensors = load(weights)
+        arrays = load(weights)
     except Exception as error:  # safetensors' own errors
         raise ValueError(f"{path}: its weights are not readable ({error})") from None
-    for name, tensor in tensors.items():
-        if not torch.isfinite(tensor).all():
+    for name, array in arrays.items():
+        if not np.isfinite(array).all():
             raise ValueError(f"{path}: its weights hold NaN or infinite numbers (in {name}); the model cannot play")
+    return arrays, meta
+
+
+def load_policy(path: str | Path):
+    """``(network, meta)`` from a file in this format: the policy network in evaluation mode on the CPU, and
+    its metadata. Nothing in the file is executed; a file that does not fit is refused with a ValueError.
+    (Needs torch and sb3-contrib: the training extras.)"""
+    import torch
+    from gymnasium import spaces
+
+    arrays, meta = load_arrays(path)
+    tensors = {name: torch.from_numpy(array.copy()) for name, array in arrays.items()}
+    kind, kwargs, critic_inputs, obs_dim = (meta[key] for key in ("policy", "policy_kwargs", "critic_inputs",
+                                                                  "observation_dim"))  # fmt: skip
     if obs_dim == OBS_DIM:
         observations = spaces.Box(*critic_bounds(critic_inputs))
     else:  # an earlier version's narrower observation (the network never reads the bounds)

@@ -23,13 +23,14 @@ _COMPILED_ROWS = 8  # up to this many rows the compiled loops beat numpy's per-c
 ROUNDING = 1e-4  # logits this close may order differently in numpy and torch (float32, other sum orders)
 
 
-def _layers(sequential) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(weight.T, bias) of every Linear in a torch Sequential, as float32 numpy arrays."""
-    return [
-        (module.weight.detach().cpu().numpy().T.copy(), module.bias.detach().cpu().numpy().copy())
-        for module in sequential
-        if hasattr(module, "weight")
-    ]
+def _layers(state: dict, prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(weight.T, bias) as float32 arrays of the linear layers in a state dict of numpy arrays: those of the
+    Sequential ``prefix`` (``prefix.0``, ``prefix.2``, ... in order), or the one layer ``prefix``."""
+    numbered = {name[len(prefix) + 1 :].split(".")[0] for name in state if name.startswith(prefix + ".")}
+    indices = sorted(int(i) for i in numbered if i.isdigit())
+    names = [f"{prefix}.{i}" for i in indices] if indices else [prefix]
+    return [(np.array(state[f"{n}.weight"], np.float32).T.copy(), np.array(state[f"{n}.bias"], np.float32).copy())
+            for n in names]  # fmt: skip
 
 
 def _tanh_stack(x: np.ndarray, layers) -> np.ndarray:
@@ -44,13 +45,28 @@ class NumpyActor:
     when it was saved on another layout."""
 
     def __init__(self, network, own_columns: np.ndarray | None = None):
+        """From a torch policy network (SB3's, or :class:`agents.rank_policy.RankSharedPolicy`), its weights as
+        they are now."""
         head = network.action_net
+        kind, obs_dim = ("rank_shared", head.obs_dim) if hasattr(head, "scorer") else ("mlp", None)
+        state = {name: tensor.detach().cpu().numpy() for name, tensor in network.state_dict().items()}
+        self._build(state, kind, obs_dim, own_columns)
+
+    @classmethod
+    def from_arrays(cls, state: dict, kind: str, obs_dim: int, own_columns: np.ndarray | None = None):
+        """From a policy's weights as numpy arrays by their torch names (:func:`agents.model_file.load_arrays`):
+        no torch needed."""
+        actor = cls.__new__(cls)
+        actor._build(state, kind, obs_dim, own_columns)
+        return actor
+
+    def _build(self, state: dict, kind: str, obs_dim: int | None, own_columns) -> None:
         self.own_columns = own_columns
         self.kernel_networks = None  # the compiled twin (snipsnap_env.kernel_network), when the shape allows
-        if hasattr(head, "scorer"):  # RankSharedHead
-            self.kind = "rank_shared"
-            self.context = _layers(head.context)
-            (first, bias), *self.hidden, self.score = _layers(head.scorer)
+        self.kind = kind
+        if kind == "rank_shared":
+            self.context = _layers(state, "action_net.context")
+            (first, bias), *self.hidden, self.score = _layers(state, "action_net.scorer")
             # the first scorer layer reads [rank features, context]: split, so the context's share is computed
             # once per row instead of once per rank
             self.first_rank, self.first_context, self.first_bias = (
@@ -58,15 +74,15 @@ class NumpyActor:
                 first[len(_PER_RANK) :],
                 bias,
             )
-            (self.pass_logit,) = _layers([head.pass_logit])
-            self.obs_dim = head.obs_dim
+            (self.pass_logit,) = _layers(state, "action_net.pass_logit")
+            self.obs_dim = obs_dim
             self.rank_columns = kernel_network.RANK_COLUMNS
             if len(self.hidden) == 1 and len(self.context) == 1:
                 self.kernel_networks = kernel_network.embed(self._kernel_layers(), own_columns)
         else:  # SB3's MLP actor: policy_net (Linear, Tanh)*, then action_net
-            self.kind = "mlp"
-            self.hidden = _layers(network.mlp_extractor.policy_net)
-            (self.score,) = _layers([head])
+            has_hidden = any(name.startswith("mlp_extractor.policy_net.") for name in state)
+            self.hidden = _layers(state, "mlp_extractor.policy_net") if has_hidden else []
+            (self.score,) = _layers(state, "action_net")
             self.obs_dim = (self.hidden[0][0] if self.hidden else self.score[0]).shape[0]
 
     def _kernel_layers(self) -> dict:

@@ -1,4 +1,5 @@
-"""A trained policy network as a policy (needs the training extras: torch, sb3-contrib, safetensors).
+"""A trained policy network as a policy. Greedy play needs numpy and safetensors only (the core install: the
+actor's numpy twin, :mod:`agents.numpy_actor`); sampling, and the torch network itself, need the training extras.
 
 With no path, the model shipped in ``agents/models/`` is loaded: ``scarne`` rules, every table size 3..8,
 the distilled model trained on by PPO in a league (its file records the command; ``ppo_distilled`` and
@@ -7,6 +8,7 @@ the distilled model trained on by PPO in a league (its file records the command;
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import warnings
 import zipfile
@@ -20,7 +22,7 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 from snipsnap_env.state import CRITIC_INPUTS
 
 from .base import Policy, check_masks
-from .model_file import describe, is_policy_file, load_policy, save_policy
+from .model_file import describe, is_policy_file, load_arrays, load_policy, save_policy
 from .numpy_actor import NumpyActor, greedy_actions
 
 _EVERY_TABLE = set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
@@ -80,6 +82,25 @@ def load_trusted_sb3(path: Path):
     return model.policy, meta
 
 
+_HAS_TORCH = all(importlib.util.find_spec(name) is not None for name in ("torch", "sb3_contrib"))
+
+
+def _actor_of(path: Path, arrays: dict, meta: dict, columns) -> NumpyActor:
+    """The numpy actor of a model file's weights, tried once on blank observations: weights whose names or
+    shapes do not fit the declared policy are refused here in one line, not at the first decision."""
+    try:
+        actor = NumpyActor.from_arrays(arrays, meta["policy"], meta["observation_dim"], columns)
+        for rows in (1, 16):  # the compiled path for a few rows, numpy's for more
+            if actor.logits(np.zeros((rows, OBS_DIM), np.float32)).shape != (rows, NUM_ACTIONS):
+                raise ValueError("it makes logits of another shape")
+    except (KeyError, ValueError, IndexError, TypeError) as error:
+        raise ValueError(
+            f"{path}: its weights do not fit a {meta['policy']} policy of these sizes ({type(error).__name__}: "
+            f"{error})"
+        ) from None
+    return actor
+
+
 class PPOPolicy(Policy):
     """Greedy (``deterministic=True``) or sampled actions of a trained policy network, always within the mask.
 
@@ -118,8 +139,9 @@ class PPOPolicy(Policy):
                 f"{self.path} is not a readable model file (not a zip archive); expected a model saved by "
                 "python -m train.train_ppo"
             )
+        self.device, self._network, arrays = device, None, None
         if is_policy_file(self.path):
-            self.network, meta = load_policy(self.path)
+            arrays, meta = load_arrays(self.path)  # the torch network is built only if asked for (self.network)
         elif not trust:
             raise ValueError(
                 f"{self.path} is not in snipsnap's model format; if it is a Stable-Baselines3 zip, loading it "
@@ -128,7 +150,7 @@ class PPOPolicy(Policy):
             )
         else:
             try:
-                self.network, meta = load_trusted_sb3(self.path)
+                self._network, meta = load_trusted_sb3(self.path)
             except Exception as error:  # truncated, foreign or damaged files fail in many ways inside SB3 and torch
                 raise ValueError(
                     f"{self.path} is not a readable MaskablePPO model ({type(error).__name__}: {error}); "
@@ -151,15 +173,39 @@ class PPOPolicy(Policy):
             self.trained_on.pop("players", None)  # only ever used to warn; a file's odd value is not an error
         self._warned_tables: set[int] = set()
         self.deterministic = deterministic
-        self.network.set_training_mode(False)
-        self.network.to(device)
-        self._actor = NumpyActor(self.network, self._columns)  # greedy decisions without torch's per-call costs
+        if arrays is None:  # a trusted SB3 zip: its network is loaded already
+            self._network.set_training_mode(False)
+            self._network.to(device)
+            self._actor = NumpyActor(self._network, self._columns)
+        else:
+            self._actor = _actor_of(self.path, arrays, meta, self._columns)
+
+    @property
+    def network(self):
+        """The torch policy network (built on first use from the file: needs torch and sb3-contrib)."""
+        if self._network is None:
+            missing = [name for name in ("torch", "sb3_contrib") if importlib.util.find_spec(name) is None]
+            if missing:
+                from snipsnap_env.install import install_hint
+
+                raise ModuleNotFoundError(
+                    f"{self.path.name}'s torch network needs {', '.join(missing)}: {install_hint('train')} "
+                    "(greedy play does not: it runs on numpy)"
+                )
+            self._network, _ = load_policy(self.path)
+            self._network.to(self.device)
+        return self._network
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(B, 14) action probabilities of the model, zero outside the mask."""
+        """(B, 14) action probabilities of the model, zero outside the mask: torch's masked softmax where the
+        training extras are installed, the same softmax of the numpy twin's logits where they are not."""
+        mask = check_masks(mask)
+        if not _HAS_TORCH:
+            logits = np.where(mask, self.logits(obs).astype(np.float64), -np.inf)
+            weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+            return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
         import torch
 
-        mask = check_masks(mask)
         with torch.no_grad():
             obs_tensor = torch.as_tensor(self._own_columns(obs), device=self.network.device)
             distribution = self.network.get_distribution(obs_tensor, action_masks=mask)
@@ -205,7 +251,8 @@ class PPOPolicy(Policy):
         legal = check_masks(mask)
         obs = np.asarray(obs)
         rng = self.rng if self.ties == "random" else None
-        return greedy_actions(self.logits(obs), legal, rng, lambda rows: self.torch_logits(obs[rows]))
+        exact = (lambda rows: self.torch_logits(obs[rows])) if _HAS_TORCH else None  # without: the twin decides
+        return greedy_actions(self.logits(obs), legal, rng, exact)
 
     def kernel_playable(self) -> bool:
         """Whether the kernel can play this policy in compiled code (:meth:`networks`): greedy and rank-shared

@@ -46,9 +46,10 @@ class SingleSeatVectorEnv(VectorEnv):
         try:
             from .vec_env import SnipSnapVecEnv
         except ImportError as error:  # stable-baselines3 is a training extra
+            from .install import install_hint
+
             raise ImportError(
-                f"the vector env steps SB3's VecEnv: {error}. Install the training extras: pip install "
-                '"snipsnap[train]" (or pip install -e ".[train]" in a clone)'
+                f"the vector env steps SB3's VecEnv: {error}. Install the training extras: {install_hint('train')}"
             ) from error
         self.tables = SnipSnapVecEnv(
             num_envs, num_players, rules=rules, opponents=opponents, learner_seat=learner_seat, seed=seed,

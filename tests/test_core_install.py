@@ -1,17 +1,23 @@
-"""Without the extras (``pip install -e .`` and pytest only) the scripted evaluation runs, and every job that
-needs an extra says which one to install, in one line, before any work. The extras are hidden from a
-subprocess here, so this runs in the full test environment too."""
+"""Without the extras (``pip install snipsnap``: numpy, gymnasium, pettingzoo, numba, pillow, safetensors, tqdm,
+rich) the shipped agents play, ``train.evaluate`` and ``train.play`` run, and every job that needs an extra says
+which one to install, in the form that works for the install at hand, before any work.
+
+Most tests hide the extras from a subprocess (fast, and they run in the full test environment too); one builds
+the wheel and installs it into a fresh venv without extras, as a user of the package would."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-EXTRAS = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "tqdm", "rich", "matplotlib", "flask", "ray")
+EXTRAS = ("torch", "stable_baselines3", "sb3_contrib", "matplotlib", "tensorboard", "pygame", "flask", "ray")
+SHIPPED = ("ppo", "ppo_distilled", "ppo_scratch")
 WITHOUT_EXTRAS = f"""
 import runpy, sys
 for name in {EXTRAS!r}:
@@ -26,13 +32,42 @@ def run_without_extras(job: str, *argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-def test_the_scripted_evaluation_runs_without_the_extras(tmp_path):
+def test_the_evaluation_of_the_shipped_agents_runs_without_the_extras(tmp_path):
     done = run_without_extras(
-        "train.evaluate", "--candidates", "random", "most_copies", "--deals", "200", "--out", str(tmp_path)
-    )
+        "train.evaluate", "--candidates", "random", "most_copies", *SHIPPED, "--players", "4", "--deals", "200",
+        "--reference", "most_copies", "--out", str(tmp_path),
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "| most_copies |" in done.stdout and (tmp_path / "results.md").exists()
-    assert "no plot: matplotlib comes with the train extra" in done.stdout
+    assert all(f"| {name} |" in done.stdout for name in SHIPPED) and (tmp_path / "results.md").exists()
+    assert 'no plot: matplotlib comes with the train extra, pip install -e ".[train]"' in done.stdout
+
+
+def test_the_shipped_agents_choose_as_with_torch_installed():
+    """The numpy twin alone (no torch to settle near-ties) makes the choices the full install makes."""
+    script = """
+import sys
+if sys.argv[1] == "hide":
+    for name in %r:
+        sys.modules[name] = None
+import agents
+from snipsnap_env.batch import BatchEnv
+obs, mask = BatchEnv(512, 5, rules="scarne", seed=3).reset()
+for name in ("ppo", "ppo_distilled", "ppo_scratch"):
+    print(name, agents.make(name, seed=1).act_batch(obs, mask).tolist())
+print("torch imported:", "torch" in sys.modules and sys.modules["torch"] is not None)
+""" % (EXTRAS,)
+    runs = [subprocess.run([sys.executable, "-c", script, mode], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300) for mode in ("hide", "full")]  # fmt: skip
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    without, full = (run.stdout.splitlines() for run in runs)
+    assert without[-1] == "torch imported: False"
+    assert without[:3] == full[:3]
+
+
+def test_watching_the_shipped_agents_play_runs_without_the_extras():
+    done = run_without_extras("train.play", "--players", "3", "--opponents", *SHIPPED, "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    assert "player_2" in done.stdout and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -40,10 +75,8 @@ def test_the_scripted_evaluation_runs_without_the_extras(tmp_path):
     [
         ("train.train_ppo", ["--teacher", "", "--total-timesteps", "10"], "train"),
         ("train.main", [], "train"),
-        ("train.play", ["--players", "3"], "train"),
         ("train.serve", [], "web"),
         ("train.curves", ["runs/x"], "train"),
-        ("train.evaluate", ["--candidates", "ppo", "--deals", "10"], "train"),
         ("train.matrix", ["--players", "3", "--agents", "random", "--deals", "10", "--ray"], "ray"),
     ],
 )
@@ -52,3 +85,57 @@ def test_a_job_that_needs_an_extra_names_it(job, argv, extra, tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert f'pip install -e ".[{extra}]"' in done.stderr and "Traceback" not in done.stderr
     assert not list(tmp_path.iterdir())  # refused before any work
+
+
+def _wheel_venv(tmp_path: Path) -> Path:
+    """A fresh venv (no system packages) holding this project's wheel and its core dependencies only. The wheel
+    is built from a copy of the sources, so the clone gets no build/ or egg-info."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for package in ("snipsnap_env", "agents", "train"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
+    wheels = tmp_path / "wheels"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels)]
+    subprocess.run([*build, str(source)], check=True, capture_output=True, timeout=600)
+    (wheel,) = wheels.glob("snipsnap-*.whl")
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    install = subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True,
+                             timeout=900)  # fmt: skip
+    if install.returncode != 0:
+        pytest.fail(f"the wheel did not install without extras:\n{install.stderr[-3000:]}")
+    return python
+
+
+@pytest.mark.install
+def test_the_wheel_without_extras_plays_the_shipped_agents(tmp_path):
+    python = _wheel_venv(tmp_path)
+    run = tmp_path / "elsewhere"  # not the clone: the installed package is the one imported
+    run.mkdir()
+
+    def call(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([python, *argv], cwd=run, capture_output=True, text=True, timeout=900)
+
+    play = call("-c", """
+import importlib.util, agents, snipsnap_env
+assert importlib.util.find_spec("torch") is None and importlib.util.find_spec("stable_baselines3") is None
+env = snipsnap_env.env(num_players=4)
+env.reset(seed=2)
+players = {a: agents.make(n, seed=i) for i, (a, n) in enumerate(zip(env.agents, ("ppo", "ppo_distilled", "ppo_scratch", "most_copies")))}
+for agent in env.agent_iter():
+    obs, reward, term, trunc, info = env.last()
+    env.step(None if term or trunc else players[agent](obs))
+print(agents.__file__)
+""")  # fmt: skip
+    assert play.returncode == 0, play.stderr
+    assert "site-packages" in play.stdout  # the wheel's copy, not the clone's
+    done = call("-m", "train.evaluate", "--candidates", "most_copies", *SHIPPED, "--players", "3", "--deals", "100",
+                "--reference", "most_copies", "--no-progress")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert all(f"| {name} |" in done.stdout for name in SHIPPED)
+    watched = call("-m", "train.play", "--players", "3", "--opponents", *SHIPPED)
+    assert watched.returncode == 0, watched.stderr
+    refused = call("-m", "train.train_ppo", "--total-timesteps", "10")
+    assert refused.returncode == 2 and 'pip install "snipsnap[train]"' in refused.stderr, refused.stderr

@@ -26,6 +26,7 @@ import numbers
 import sys
 import typing
 
+from snipsnap_env.install import install_hint
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
 
 
@@ -293,11 +294,6 @@ def missing_modules(*modules: str) -> list[str]:
 
 class MissingExtra(ImportError):
     """A job (or a part of one) needs an extra that is not installed."""
-
-
-def install_hint(extra: str) -> str:
-    """How to install ``extra``, for a user of the package and for one working in a clone."""
-    return f'pip install "snipsnap[{extra}]" (in a clone: pip install -e ".[{extra}]")'
 
 
 def require(extra: str, *modules: str) -> None:

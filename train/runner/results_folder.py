@@ -20,6 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from snipsnap_env.install import install_hint
+
 from .run_folder import FolderTaken, Refused, RunFolder
 
 PROVENANCE_FILE = "provenance.json"
@@ -113,7 +115,7 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        print('(no plot: matplotlib comes with the train extra, pip install -e ".[train]")')
+        print(f"(no plot: matplotlib comes with the train extra, {install_hint('train')})")
         return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
