@@ -123,7 +123,8 @@ import importlib.util, agents, snipsnap_env
 assert importlib.util.find_spec("torch") is None and importlib.util.find_spec("stable_baselines3") is None
 env = snipsnap_env.env(num_players=4)
 env.reset(seed=2)
-players = {a: agents.make(n, seed=i) for i, (a, n) in enumerate(zip(env.agents, ("ppo", "ppo_distilled", "ppo_scratch", "most_copies")))}
+names = ("ppo", "ppo_distilled", "ppo_scratch", "most_copies")
+players = {a: agents.make(n, seed=i) for i, (a, n) in enumerate(zip(env.agents, names))}
 for agent in env.agent_iter():
     obs, reward, term, trunc, info = env.last()
     env.step(None if term or trunc else players[agent](obs))

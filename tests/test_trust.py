@@ -265,7 +265,7 @@ def test_a_resume_skips_a_checkpoint_the_run_did_not_write_and_never_unpickles_i
         header, *rows = [line.strip().split(",") for line in f]
     steps = [int(float(row[header.index("time/total_timesteps")])) for row in rows]
     assert steps == sorted(steps) and len(steps) == len(set(steps))
-    evaluations = [int(line.split(",")[0]) for line in (run / "eval.csv").read_text().splitlines()]
+    evaluations = [int(line.split(",")[0]) for line in (run / "eval.csv").read_text().splitlines()[1:]]
     assert evaluations == sorted(evaluations)
 
 

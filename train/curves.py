@@ -6,12 +6,12 @@ for one run or several in one plot, read from the runs' ``eval.csv`` (train_ppo'
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import numpy as np
 
+from .learn.checkpoints import read_eval_rows
 from .runner.cli import add_job_flags, new_parser, require
 from .runner.job import Job, Plan
 from .runner.manifest import sha256
@@ -25,8 +25,7 @@ def curve(run_dir: Path) -> dict[str, np.ndarray]:
     path = Path(run_dir) / "eval.csv"
     if not path.is_file():
         raise ValueError(f"{run_dir} has no eval.csv: a run with PPO steps writes one")
-    with open(path, newline="") as f:
-        rows = [row for row in csv.reader(f) if len(row) > SECONDS]  # older runs' rows lack the gain
+    rows = [row for row in read_eval_rows(path) if len(row) > SECONDS]  # older runs' rows lack the gain
     if not rows:
         raise ValueError(f"{path} holds no evaluation with a gain over most_copies (written by an older version)")
     table = np.array(rows, float)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from snipsnap_env.rules import PRESETS, check_num_players
 
@@ -40,6 +41,15 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def plot_label(name: str) -> str:
+    """A candidate's name as a chart's tick label: a model file ``ppo:<path>`` as its run folder and file name
+    on two lines (a whole path, rotated, took half the picture)."""
+    if not name.startswith("ppo:"):
+        return name
+    path = Path(name[4:])
+    return f"ppo:{path.parent.name}\n{path.name}" if path.parent.name else name
+
+
 def save_results(tables: list[list[Row]], folder, title: str) -> None:
     """Write results.md, .csv, .json and results.png (the first table as a bar chart with 95% CIs) into
     ``folder`` (a train.runner.results_folder)."""
@@ -54,19 +64,18 @@ def save_results(tables: list[list[Row]], folder, title: str) -> None:
     if plt is None:
         return
     rows, reference = tables[0], tables[0][0].reference
-    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 4))
-    names = [row.name for row in rows]
+    fig, ax = plt.subplots(figsize=(1.3 * len(rows) + 2.5, 4.5))
     ax.bar(
-        names,
+        range(len(rows)),
         [row.diff_vs_reference for row in rows],
         yerr=[row.diff_ci95 for row in rows],
         capsize=6,
         color=["tab:gray" if row.name == reference else "tab:blue" for row in rows],
     )
+    ax.set_xticks(range(len(rows)), [plot_label(row.name) for row in rows], fontsize=8)
     ax.axhline(0, color="black", linewidth=0.8)
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")  # long names (ppo:<path>) would overlap level
-    ax.set_ylabel(f"chips per deal vs {reference} (paired, 95% CI)")
-    ax.set_title(title, fontsize=9)
+    ax.set_ylabel(f"chips per deal vs {reference}\n(paired, 95% CI)")
+    ax.set_title(title, fontsize=9, wrap=True)
     fig.tight_layout()
     folder.write(out_dir / "results.png", lambda p: fig.savefig(p, dpi=120, format="png"))
     plt.close(fig)

@@ -10,15 +10,22 @@ committed table uses):
 - **Gain over most_copies** in the agent's seat, paired deals, at 3..8 players against four kinds of table:
   random-lead players, most_copies players, copies of the agent itself, and a mixed pool (each seat drawn from
   random, most_copies and the two learned models ``ppo_distilled`` and ``ppo_scratch``).
-- **A normalised score** per cell: 0 for a random lead, 100 for the search player ``pimc:128``, from their gains
-  on the same cells (:data:`ANCHORS`, measured once by ``--make-anchors``, the command in the file); and overall,
-  the mean over the anchored cells. The own-copies cells have no anchors (the table is the agent itself).
+- **A score**: 0 for most_copies (the heuristic every gain is measured from), 100 for the search player
+  ``pimc:128``, from its gains on the same cells (:data:`ANCHORS`, measured once by ``--make-anchors``, the
+  command in the file). Only cells where the search's gain is clear of 0 by its 95% CI are scored: elsewhere the
+  two anchors are not apart and any scale between them is noise. **Overall**: the agent's gains summed over the
+  scored cells, as a percentage of the search's gains summed over the same cells — so a cell weighs what the
+  search gains there (most at 3–4 players, little at 8), and an agent that gains nothing scores 0 — with a 95%
+  CI from a bootstrap over the deals of every cell (and the anchors' own uncertainty). For scale, the card gives
+  a random lead's score on the same cells (about −180). The own-copies cells have no anchors (the table is the
+  agent itself).
 - **Exploitability** at 3, 4 and 6 players (:func:`train.exploit.exploitability`, a search best response; a
   quick lower bound at the card's budget — ``train.exploit`` measures it precisely).
 - **Its place in a small league** at 3..6 players (random, most_copies, ppo_distilled and the agent; the
   ratings of :mod:`train.measure.ratings`).
 
-Writes scorecard.md, .json and .png into ``--out``; deterministic for a seed.
+Every cell plays the ``scarne`` rules (:data:`RULES`); a model trained on another preset is scored with a
+warning at the top of its card. Writes scorecard.md, .json and .png into ``--out``; deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -29,15 +36,19 @@ from pathlib import Path
 import numpy as np
 
 from . import exploit, league
-from .evaluate import evaluate
+from .evaluate import evaluate, prepare
 from .measure.candidates import add_variance_flag, made, model_files
+from .measure.paired import PairedDeals, mean_ci, play_candidates
 from .runner.cli import add_flag, add_job_flags, deal_count, new_parser, progress_bar, worlds
 from .runner.job import Job, Plan, Refusal
 from .runner.manifest import sha256
 from .runner.results_folder import pyplot, read_json
 
-SUITE_VERSION = 1
+SUITE_VERSION = 1  # the cells and their anchors (the anchors file is this suite's)
+SCALE_VERSION = 2  # how the cells become a score: 1 scaled random lead..pimc:128 per cell and averaged (most_copies 85)
 SEED = 2027
+RULES = "scarne"
+BOOTSTRAP_SAMPLES = 2000
 PLAYERS = (3, 4, 5, 6, 7, 8)
 MIXED = ("random", "most_copies", "ppo_distilled", "ppo_scratch")
 POOLS = {"random": ("random",), "most_copies": ("most_copies",), "own copies": None, "mixed": MIXED}
@@ -52,14 +63,24 @@ def pool_of(kind: str, agent: str) -> list[str]:
     return [agent] if POOLS[kind] is None else list(POOLS[kind])
 
 
+def paired_gains(agent: str, kind: str, players: int, deals: int, seed: int, variance_reduction: int,
+                 trust: bool) -> np.ndarray:  # fmt: skip
+    """The agent's gain over most_copies in its seat on each of the cell's paired deals (with variance reduction,
+    the reduced ones): what train.evaluate measures, per deal, for the overall score's bootstrap."""
+    pool = pool_of(kind, agent)
+    policies, _ = prepare(
+        ["most_copies", agent], pool, players, RULES, deals, seed, ("most_copies",), trust, variance_reduction
+    )
+    paired = PairedDeals.draw(deals, players, len(pool), seed)
+    chips = play_candidates(policies, pool, paired, RULES, seed, variance_reduction=variance_reduction,
+                            trust_model=trust)  # fmt: skip
+    return np.atleast_2d(chips[agent])[-1] - np.atleast_2d(chips["most_copies"])[-1]
+
+
 def gains(agent: str, kind: str, players: int, deals: int, seed: int, variance_reduction: int, trust: bool) -> dict:
-    """The agent's paired gain over most_copies at one cell of the suite."""
-    rows = evaluate(
-        ["most_copies", agent], pool_of(kind, agent), players, "scarne", deals, seed, reference="most_copies",
-        quiet=True, trust_model=trust, variance_reduction=variance_reduction,
-    )  # fmt: skip
-    row = rows[1] if len(rows) > 1 else rows[0]
-    return {"gain": row.diff_vs_reference, "gain_ci95": row.diff_ci95}
+    """The agent's paired gain over most_copies at one cell of the suite, with its 95% CI."""
+    gain, ci95 = mean_ci(paired_gains(agent, kind, players, deals, seed, variance_reduction, trust))
+    return {"gain": gain, "gain_ci95": ci95}
 
 
 def read_anchors(path: Path = ANCHORS) -> dict:
@@ -80,11 +101,52 @@ def read_anchors(path: Path = ANCHORS) -> dict:
     return cells
 
 
+def scored(anchor: dict) -> bool:
+    """Whether a cell's anchors are apart: pimc:128's gain over most_copies clear of 0 by its 95% CI."""
+    return anchor["pimc:128"]["gain"] - anchor["pimc:128"]["gain_ci95"] > 0
+
+
 def score(gain: float, anchor: dict) -> float | None:
-    """0 at a random lead's gain, 100 at pimc:128's, on the same cell; None where pimc:128's gain is not above
-    random's (no scale to score on)."""
-    low, high = anchor["random"]["gain"], anchor["pimc:128"]["gain"]
-    return 100 * (gain - low) / (high - low) if high > low else None
+    """A cell's score: 0 at most_copies (a gain of 0), 100 at pimc:128's gain on the same cell; None where the
+    two are not apart (:func:`scored`)."""
+    return 100 * gain / anchor["pimc:128"]["gain"] if scored(anchor) else None
+
+
+def overall_score(gains_by_cell: dict[str, np.ndarray], anchors: dict, seed: int,
+                  samples: int = BOOTSTRAP_SAMPLES) -> dict:  # fmt: skip
+    """The agent's gains summed over the scored cells as a percentage of pimc:128's over the same cells, and its
+    95% CI: a percentile bootstrap that resamples each cell's deals (its per-deal gains, ``gains_by_cell``) and
+    draws the anchors' gains from their own CIs (normal; the file keeps no per-deal anchors). None if no cell
+    is scored."""
+    cells = [cell for cell in gains_by_cell if cell in anchors and scored(anchors[cell])]
+    if not cells:
+        return {"score": None, "ci95": None, "cells": []}
+    rng = np.random.default_rng([seed, SCALE_VERSION])
+    total = np.zeros(samples)
+    scale = np.zeros(samples)
+    for cell in cells:
+        per_deal = gains_by_cell[cell]
+        for start in range(0, samples, 100):  # 100 resamples at a time: bounded memory at any deal count
+            rows = min(100, samples - start)
+            total[start : start + rows] += per_deal[rng.integers(0, len(per_deal), (rows, len(per_deal)))].mean(1)
+        pimc = anchors[cell]["pimc:128"]
+        scale += rng.normal(pimc["gain"], pimc["gain_ci95"] / 1.959964, samples)
+    point = 100 * sum(gains_by_cell[c].mean() for c in cells) / sum(anchors[c]["pimc:128"]["gain"] for c in cells)
+    low, high = np.percentile(100 * total / scale, [2.5, 97.5])
+    return {"score": float(point), "ci95": [float(low), float(high)], "cells": cells}
+
+
+def reference_scores(anchors: dict, cells: list[str]) -> dict:
+    """Where the anchors themselves land on the same scored cells: most_copies 0, a random lead, pimc:128 100."""
+    scale = sum(anchors[c]["pimc:128"]["gain"] for c in cells)
+    random = 100 * sum(anchors[c]["random"]["gain"] for c in cells) / scale if cells else None
+    return {"most_copies": 0.0, "random": random, "pimc:128": 100.0}
+
+
+def trained_rules(agent: str, policy) -> str | None:
+    """The rules preset a learned agent was trained on, if its file says and it is not the suite's."""
+    rules = getattr(policy, "trained_on", {}).get("rules")
+    return rules if isinstance(rules, str) and rules != RULES else None
 
 
 def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, league_deals: int, seed: int,
@@ -95,20 +157,22 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     cells = [(kind, n) for kind in POOLS for n in PLAYERS]
     units = len(cells) + len(EXPLOIT_PLAYERS) + 1
     bar = progress_bar(total=units, desc=f"score card of {agent}", unit="part", disable=not progress)
-    rows = []
+    rows, per_deal = [], {}
     for kind, players in cells:
-        bar.set_postfix_str(f"{kind} tables, {players} players")
+        bar.set_postfix_str(f"{kind} {players}p")
         row = {"opponents": kind, "players": players}
-        row |= gains(agent, kind, players, deals, seed + players, variance_reduction, trust)
+        gained = paired_gains(agent, kind, players, deals, seed + players, variance_reduction, trust)
+        per_deal[f"{kind}_{players}p"] = gained
+        row |= dict(zip(("gain", "gain_ci95"), mean_ci(gained)))
         anchor = anchors.get(f"{kind}_{players}p")
-        if anchor is not None and score(row["gain"], anchor) is not None:
-            scale = 100 / (anchor["pimc:128"]["gain"] - anchor["random"]["gain"])
+        if anchor is not None and scored(anchor):
+            scale = 100 / anchor["pimc:128"]["gain"]
             row |= {"score": score(row["gain"], anchor), "score_ci95": scale * row["gain_ci95"]}
         rows.append(row)
         bar.update(1)
     exploits = []
     for players in EXPLOIT_PLAYERS:
-        bar.set_postfix_str(f"exploitability, {players} players")
+        bar.set_postfix_str(f"exploit {players}p")
         found = exploit.exploitability(
             agent, players, "scarne", exploit_deals, exploit_samples, seed, trust_model=trust
         )
@@ -128,15 +192,24 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     }
     bar.update(1)
     bar.close()
-    scores = [row["score"] for row in rows if "score" in row]
+    overall = overall_score(per_deal, anchors, seed)
+    anchored = [f"{kind}_{n}p" for kind, n in cells if POOLS[kind] is not None]
+    unscored = [cell for cell in anchored if cell not in overall["cells"]]
     return {
         "agent": agent,
+        "rules": RULES,
+        "trained_on_rules": trained_rules(agent, made([agent], trust)[agent]),
         "suite_version": SUITE_VERSION,
+        "scale_version": SCALE_VERSION,
         "seed": seed,
         "deals_per_cell": deals,
         "variance_reduction": variance_reduction,
         "cells": rows,
-        "overall_score": float(np.mean(scores)) if scores else None,
+        "overall_score": overall["score"],
+        "overall_score_ci95": overall["ci95"],
+        "scored_cells": overall["cells"],
+        "unscored_cells": unscored,
+        "reference_scores": reference_scores(anchors, overall["cells"]),
         "exploitability": exploits,
         "exploit_deals": exploit_deals,
         "exploit_samples": exploit_samples,
@@ -147,19 +220,31 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
 def format_markdown(card: dict) -> str:
     agent = card["agent"]
     reduced = card["variance_reduction"]
-    lines = [
-        f"# Score card: {agent}",
-        "",
-        f"Suite {card['suite_version']}, seed {card['seed']}, {card['deals_per_cell']:,} paired deals per cell"
+    other_rules = card.get("trained_on_rules")
+    lines = [f"# Score card: {agent}", ""]
+    if other_rules:
+        lines += [f"**Warning: {agent} was trained on the {other_rules} rules; this suite plays {card['rules']}.**", ""]
+    lines += [
+        f"Rules {card['rules']}; suite {card['suite_version']}, scale {card['scale_version']}, seed {card['seed']}, "
+        f"{card['deals_per_cell']:,} paired deals per cell"
         + (f", variance reduction ({reduced} rollouts per lead)" if reduced else "")
         + ".",
         "",
-        (
-            f"**Overall score: {card['overall_score']:.0f}** (random lead = 0, pimc:128 = 100; the mean over the "
-            "anchored cells)"
-            if card["overall_score"] is not None
-            else "**No overall score**: no cell's anchors are apart (pimc:128's gain above random's)"
-        ),
+    ]
+    if card["overall_score"] is None:
+        lines.append("**No overall score**: no cell's anchors are apart (pimc:128's gain clear of 0)")
+    else:
+        low, high = card["overall_score_ci95"]
+        reference = card["reference_scores"]
+        lines.append(
+            f"**Overall score: {card['overall_score']:.0f}** (95% CI {low:.0f} to {high:.0f}): its gain over "
+            f"most_copies summed over the {len(card['scored_cells'])} scored cells, as a percentage of pimc:128's "
+            f"there. For scale: most_copies 0, a random lead {reference['random']:.0f}, pimc:128 100."
+        )
+    if card["unscored_cells"]:
+        lines += ["", "Not scored (pimc:128's gain within its CI of most_copies' 0): "
+                  + ", ".join(card["unscored_cells"]) + "."]  # fmt: skip
+    lines += [
         "",
         "Gain over most_copies in its seat, chips per deal (95% CI), and the cell's score:",
         "",
@@ -209,7 +294,8 @@ def plot(card: dict, folder) -> None:
     ax.set_xlabel("players")
     ax.set_ylabel("gain over most_copies, chips per deal (95% CI)")
     overall = card["overall_score"]
-    ax.set_title(f"{card['agent']}: overall score {'—' if overall is None else f'{overall:.0f}'}", fontsize=10)
+    text = "—" if overall is None else "{:.0f} (95% CI {:.0f} to {:.0f})".format(overall, *card["overall_score_ci95"])
+    ax.set_title(f"{card['agent']} ({card['rules']} rules): overall score {text}", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     folder.write(folder.path / "scorecard.png", lambda p: fig.savefig(p, dpi=120, format="png"))

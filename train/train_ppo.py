@@ -31,7 +31,15 @@ from agents.threads import set_torch_threads
 
 from .learn import resume_point
 from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, save_run_model, stream_seed
-from .learn.checkpoints import EVAL_COLUMNS, RunState, latest_checkpoint, read_rows, save_checkpoint, vecnormalize_path
+from .learn.checkpoints import (
+    EVAL_COLUMNS,
+    RunState,
+    latest_checkpoint,
+    read_eval_rows,
+    read_rows,
+    save_checkpoint,
+    vecnormalize_path,
+)  # fmt: skip
 from .learn.critics import CRITICS, critic_named
 from .learn.pool import evaluation_opponents, opponent_pool, pool_upkeep, seat_the_learner, training_pool
 from .learn.snapshots import first_snapshots
@@ -95,23 +103,28 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
 def make_callbacks(args: Args, folder: RunFolder, state: RunState, snapshots: list = ()) -> list:
     """The run's SB3 callbacks: the pool's upkeep (snapshots, the learner's network at the tables, PFSP),
     checkpoints and paired evaluations."""
-    from .learn.callbacks import AtomicCheckpoints, PairedEvaluation, labelled_progress_bar
+    from .learn.callbacks import AtomicCheckpoints, PairedEvaluation, TrainingBar
 
     upkeep = pool_upkeep(snapshots, args.snapshot_every, args.pfsp)
     callbacks = [upkeep, AtomicCheckpoints(args, folder, state), PairedEvaluation(args, folder)]
     if args.progress:
-        callbacks.append(labelled_progress_bar(f"training {args.run_name} (PPO steps: the learner's lead choices)"))
+        details = f"PPO steps are the learner's lead choices; a paired evaluation every {args.eval_every:,} steps"
+        callbacks.append(TrainingBar("PPO", details))
     return callbacks
 
 
-def plot_learning_curve(folder: RunFolder) -> Path | None:
+def plot_learning_curve(folder: RunFolder, args: Args) -> Path | None:
     """learning_curve.png from eval.csv: gain over most_copies on paired deals (95% CIs) against timesteps and
-    against training time (train.curves draws several runs in one plot)."""
+    against training time (train.curves draws several runs in one plot), titled with what each point measures."""
     from .curves import plot_runs
 
-    if not read_rows(folder.path / "eval.csv"):
+    if not read_eval_rows(folder.path / "eval.csv"):
         return None
-    return folder.write(folder.path / "learning_curve.png", lambda p: plot_runs([folder.path], p, folder.path.name))
+    title = (
+        f"{folder.path.name}: the learner's gain over most_copies in its seat at {args.num_players}-player tables of "
+        f"{'+'.join(evaluation_opponents(args))}, {args.rules}, {args.eval_deals:,} paired deals per point"
+    )
+    return folder.write(folder.path / "learning_curve.png", lambda p: plot_runs([folder.path], p, title))
 
 
 def train(args: Args) -> Path:
@@ -225,7 +238,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
     final = folder.write(run_dir / "final_model.zip", lambda p: save_run_model(model, p, args))
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
         folder.write(run_dir / "best_model.zip", lambda p: save_run_model(model, p, args))
-    curve = plot_learning_curve(folder)
+    curve = plot_learning_curve(folder, args)
     minutes = (time.perf_counter() - started) / 60
     if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
         print(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
@@ -277,12 +290,13 @@ def _is_critic(name: str) -> bool:
 def drop_rows_after(folder: RunFolder, steps: int) -> None:
     """Rows of progress.csv and eval.csv logged after ``steps`` (the point a resume restored) are gone from
     the run's history: drop them, so the learning curve never repeats timesteps or runs backwards."""
-    for name, header_rows, column in (("progress.csv", 1, "time/total_timesteps"), ("eval.csv", 0, 0)):
+    for name, column in (("progress.csv", "time/total_timesteps"), ("eval.csv", EVAL_COLUMNS[0])):
         rows = read_rows(folder.path / name)
+        header_rows = 1 if rows and column in rows[0] else 0  # eval.csv of older runs has no header
         header, body = rows[:header_rows], rows[header_rows:]
         if not body or (header and column not in header[0]):
             continue
-        index = header[0].index(column) if header else column
+        index = header[0].index(column) if header else 0
         kept = [row for row in body if not row[index] or float(row[index]) <= steps]
         if len(kept) < len(body):
 

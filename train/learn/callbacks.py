@@ -5,7 +5,6 @@ training extras: train_ppo imports it only when it trains)."""
 
 from __future__ import annotations
 
-import csv
 import time
 
 import numpy as np
@@ -16,7 +15,7 @@ from ..measure.paired import PairedDeals, mean_ci, play_paired
 from ..runner.run_folder import RunFolder
 from . import resume_point
 from .args import Args, save_run_model, stream_seed
-from .checkpoints import RunState, read_rows, save_checkpoint
+from .checkpoints import RunState, append_eval_row, read_eval_rows, save_checkpoint
 from .live_policy import LivePolicy
 from .pool import evaluation_opponents
 
@@ -42,7 +41,7 @@ class PairedEvaluation(_callback_base()):
         )
         # a resumed run keeps the best model it already had unless a new evaluation beats it, and counts its
         # training time on from the last evaluation it kept
-        earlier = read_rows(folder.path / "eval.csv")
+        earlier = read_eval_rows(folder.path / "eval.csv")
         self.best = max((float(row[2]) for row in earlier), default=-np.inf)
         self.seconds = float(earlier[-1][6]) if earlier and len(earlier[-1]) > 6 else 0.0
         self.clock = time.perf_counter()
@@ -77,8 +76,7 @@ class PairedEvaluation(_callback_base()):
         self.logger.record("eval/diff_vs_random", mean)
         self.logger.record("eval/gain_over_most_copies", gain)
         row = [self.num_timesteps, float(chips.mean()), mean, ci, gain, gain_ci, round(self.seconds, 1)]
-        with open(folder.path / "eval.csv", "a", newline="") as f:
-            csv.writer(f).writerow(row)
+        append_eval_row(folder.path / "eval.csv", row)
         self.clock = time.perf_counter()  # the evaluation's own time is not training time
         folder.record(folder.path / "eval.csv")
         if mean > self.best:
@@ -108,14 +106,28 @@ class AtomicCheckpoints(_callback_base()):
         return True
 
 
-def labelled_progress_bar(label: str):
-    """SB3's progress bar with a label saying what it counts (its own has none); the rate, and so the ETA, dips
-    while an in-training evaluation runs."""
-    from stable_baselines3.common.callbacks import ProgressBarCallback
+class TrainingBar(_callback_base()):
+    """The run's progress in PPO steps (the learner's lead choices) as a plain tqdm bar that reads in 80
+    columns (SB3's own bar, drawn by rich, showed no count, time or rate there); the details go on one line
+    before it."""
 
-    class LabelledProgressBar(ProgressBarCallback):
-        def _on_training_start(self) -> None:
-            super()._on_training_start()
-            self.pbar.set_description(label)
+    def __init__(self, label: str, details: str):
+        super().__init__()
+        self.label, self.details, self.bar = label, details, None
 
-    return LabelledProgressBar()
+    def _on_training_start(self) -> None:
+        from ..runner.cli import progress_bar
+
+        remaining = self.locals["total_timesteps"] - self.model.num_timesteps  # what learn() still has to do
+        rollout = self.model.n_envs * self.model.n_steps  # PPO stops after the rollout that reaches the total
+        remaining = -(-remaining // rollout) * rollout
+        print(f"{self.details} ({self.model.num_timesteps + remaining:,} in whole rollouts of {rollout:,})",
+              flush=True)  # fmt: skip
+        self.bar = progress_bar(total=remaining, desc=self.label, unit="step", unit_scale=True)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.training_env.num_envs)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()

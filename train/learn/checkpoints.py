@@ -50,7 +50,7 @@ def read_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(f))
 
 
-#: eval.csv's columns (no header row): one row per evaluation during training
+#: eval.csv's columns (its header row; runs of versions before 2026-12-04 have none): one row per evaluation
 EVAL_COLUMNS = (
     "timesteps",
     "chips_per_deal",
@@ -60,3 +60,19 @@ EVAL_COLUMNS = (
     "gain_ci95",
     "seconds",
 )
+
+
+def read_eval_rows(path: Path) -> list[list[str]]:
+    """The evaluations in a run's eval.csv, without its header row ([] when there is none)."""
+    rows = read_rows(path)
+    return rows[1:] if rows and rows[0][:1] == [EVAL_COLUMNS[0]] else rows
+
+
+def append_eval_row(path: Path, row: list) -> None:
+    """One evaluation appended to eval.csv, the header first in a new file."""
+    new = not path.exists() or path.stat().st_size == 0
+    with open(path, "a", newline="") as f:
+        writer = csv.writer(f)
+        if new:
+            writer.writerow(EVAL_COLUMNS)
+        writer.writerow(row)

@@ -275,13 +275,22 @@ class _Silent:
         pass
 
 
+BAR_FORMAT = "{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+
+
 def progress_bar(iterable=None, **options):
-    """A tqdm progress bar (``options`` are tqdm's); without tqdm (a core install, no training extras) the
-    job runs the same with no bar."""
+    """A tqdm progress bar (``options`` are tqdm's) that reads in an 80-column terminal: the count, elapsed time,
+    ETA and rate come before any postfix and the bar shrinks to fit (keep ``desc`` short: a job prints its
+    details on a line of their own first). Its rate is the average since the start (``smoothing=0``), so the ETA
+    counts the pauses a job makes as it goes (a training run's evaluations). Without tqdm the job runs the same
+    with no bar."""
     try:
         from tqdm import tqdm
     except ImportError:
         return _Silent(iterable, **options)
+    options.setdefault("dynamic_ncols", True)
+    options.setdefault("smoothing", 0)
+    options.setdefault("bar_format", BAR_FORMAT)
     return tqdm(iterable, **options)
 
 
