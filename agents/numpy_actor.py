@@ -104,6 +104,18 @@ class NumpyActor:
             )
         return self.kernel_networks
 
+    def decide_one(self, obs: np.ndarray, mask: np.ndarray, rng: np.random.Generator, exact: bool) -> int | None:
+        """:func:`greedy_actions` of one observation (OBS_DIM,) and mask (14,) (an AEC decision) by a network the
+        kernel plays, in one compiled call and one draw if the best logit is tied: the same choice and the same
+        draws. None where the general path must decide (another network, no legal action, or a near-tie for
+        torch when ``exact``)."""
+        if self.kernel_networks is None:
+            return None
+        status, action, count, tied = _decide_one(obs, mask, self.kernel_networks, ROUNDING)
+        if status == 1 or (status == 2 and exact):
+            return None
+        return int(tied[int(rng.random() * count)]) if count > 1 else int(action)
+
     def logits(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, np.float32)
         if self.kernel_networks is not None and len(obs) <= _COMPILED_ROWS:
@@ -156,24 +168,74 @@ def greedy_rows(logits, legal, rounding):
     return actions, close
 
 
+@numba.njit(cache=True, nogil=True)
+def tie_counts(logits, legal, actions):
+    """Per row, how many legal actions have exactly the logit of the row's action."""
+    counts = np.zeros(logits.shape[0], np.int64)
+    for b in range(logits.shape[0]):
+        for a in range(logits.shape[1]):
+            if legal[b, a] and logits[b, a] == logits[b, actions[b]]:
+                counts[b] += 1
+    return counts
+
+
+@numba.njit(cache=True, nogil=True)
+def _greedy_with_ties(logits, legal, rounding):
+    actions, close = greedy_rows(logits, legal, rounding)
+    return actions, close, tie_counts(logits, legal, actions)
+
+
+@numba.njit(cache=True, nogil=True)
+def _pick_tied(logits, legal, actions, rows, ks):
+    """Row ``rows[i]``'s action becomes the ``ks[i]``-th (from 0, in action order) of its legal actions that
+    share its logit."""
+    for i in range(rows.shape[0]):
+        b, k = rows[i], ks[i]
+        chosen = logits[b, actions[b]]
+        for a in range(logits.shape[1]):
+            if legal[b, a] and logits[b, a] == chosen:
+                if k == 0:
+                    actions[b] = a
+                    break
+                k -= 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _decide_one(obs, mask, nets, rounding):
+    """One observation's greedy choice by network 0 of ``nets`` in one compiled call: ``(status, action, count,
+    tied)``: the lowest legal action of the highest logit, and the ``count`` legal actions sharing that logit
+    (``tied``, in action order). ``status`` 1: no legal action; 2: the two best are a near-tie (torch's call)."""
+    logits = np.empty((1, NUM_RANKS + 1), np.float32)
+    kernel_network.logits_rows(obs.reshape(1, -1), 0, nets, logits)
+    legal = (mask != 0).reshape(1, -1)
+    tied = np.zeros(NUM_RANKS + 1, np.int64)
+    if not legal.any():
+        return 1, -1, 0, tied
+    actions, close = greedy_rows(logits, legal, rounding)
+    count = 0
+    for a in range(NUM_RANKS + 1):
+        if legal[0, a] and logits[0, a] == logits[0, actions[0]]:
+            tied[count] = a
+            count += 1
+    return (2 if close[0] else 0), actions[0], count, tied
+
+
 def greedy_actions(logits: np.ndarray, legal: np.ndarray, rng: np.random.Generator | None, exact_logits=None):
     """Each row's legal action with the highest of ``logits`` (the twin's), one of equal ones drawn uniformly
     with ``rng``: ranks the observation cannot tell apart (the same copies held, played, unseen) have equal
     logits, and always playing the lowest of them is a convention the other seats exploit (at a 6-player table
     of the shipped model's copies a most_copies player out-earned it by half a chip a deal; breaking ties at
     random, it out-earns a most_copies player); ``rng=None`` keeps the lowest. ``exact_logits(rows)``: the torch
-    network's logits of those rows, which decide where the two best differ by less than float32 rounding."""
-    actions, close = greedy_rows(logits, legal, ROUNDING)
+    network's logits of those rows, which decide where the two best differ by less than float32 rounding.
+    (Compiled but for the draws, which take one number from ``rng`` per row with a tie, in row order.)"""
+    actions, close, counts = _greedy_with_ties(logits, legal, ROUNDING)
     if exact_logits is not None and close.any():  # only near-ties go to torch: an exact tie is a tie there too
         rows = np.flatnonzero(close)
         actions[rows] = np.where(legal[rows], exact_logits(rows), -np.inf).argmax(axis=1)
+        counts[rows] = tie_counts(logits[rows], legal[rows], actions[rows])
     if rng is None:
         return actions
-    chosen = logits[np.arange(len(actions)), actions]
-    tied = legal & (logits == chosen[:, None])
-    counts = tied.sum(axis=1)
     rows = np.flatnonzero(counts > 1)
     if rows.size:
-        k = (rng.random(len(rows)) * counts[rows]).astype(np.int64)
-        actions[rows] = (tied[rows].cumsum(axis=1) > k[:, None]).argmax(axis=1)
+        _pick_tied(logits, legal, actions, rows, (rng.random(len(rows)) * counts[rows]).astype(np.int64))
     return actions

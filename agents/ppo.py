@@ -173,12 +173,16 @@ class PPOPolicy(Policy):
             self.trained_on.pop("players", None)  # only ever used to warn; a file's odd value is not an error
         self._warned_tables: set[int] = set()
         self.deterministic = deterministic
+        trained = self.trained_on.get("players")
+        warns = bool(trained) and not set(trained) >= _EVERY_TABLE
         if arrays is None:  # a trusted SB3 zip: its network is loaded already
             self._network.set_training_mode(False)
             self._network.to(device)
             self._actor = NumpyActor(self._network, self._columns)
         else:
             self._actor = _actor_of(self.path, arrays, meta, self._columns)
+        # __call__'s one compiled call: nothing to warn of or refuse per decision, greedy with ties drawn
+        self._single_fast = deterministic and ties == "random" and not warns and not self._unseen
 
     @property
     def network(self):
@@ -248,8 +252,9 @@ class PPOPolicy(Policy):
         torch for the rare rows whose two best logits differ by less than float32 rounding, so the choice is the
         torch network's own. Ranks the observation cannot tell apart have equal logits: one of them is drawn
         uniformly with the policy's generator (:func:`agents.numpy_actor.greedy_actions`)."""
+        obs = np.asarray(obs, np.float32)
+        self._refuse_unseen(obs)
         legal = check_masks(mask)
-        obs = np.asarray(obs)
         rng = self.rng if self.ties == "random" else None
         exact = (lambda rows: self.torch_logits(obs[rows])) if _HAS_TORCH else None  # without: the twin decides
         return greedy_actions(self.logits(obs), legal, rng, exact)
@@ -275,6 +280,18 @@ class PPOPolicy(Policy):
                 f"tied ranks (this one: deterministic={self.deterministic}, ties={self.ties!r})"
             )
         return self._actor.networks()
+
+    def __call__(self, observation: dict) -> int:
+        """One AEC decision; greedy play of a network the kernel plays takes one compiled call (the same choice and
+        draws as :meth:`act_batch`, which decides wherever this cannot: a near-tie, an odd input, a warning)."""
+        if self._single_fast:
+            obs = np.asarray(observation["observation"], np.float32)
+            mask = np.asarray(observation["action_mask"])
+            if obs.shape == (OBS_DIM,) and mask.shape == (NUM_ACTIONS,):
+                action = self._actor.decide_one(obs, mask, self.rng, _HAS_TORCH)
+                if action is not None:
+                    return action
+        return super().__call__(observation)
 
     def act_batch(self, obs, mask):
         self._warn_on_other_tables(obs)

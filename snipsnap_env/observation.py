@@ -45,7 +45,7 @@ import struct
 
 import numpy as np
 
-from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
+from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS, RANK_NAMES
 from .rules import CHOICES, MAX_PLAYERS, MIN_PLAYERS, Rules
 
 MAX_HAND = -(-NUM_CARDS // MIN_PLAYERS)  # 18: the largest hand dealt at a 3-player table
@@ -131,14 +131,21 @@ def layout_digest(layout=LAYOUT) -> str:
 
 def columns(layout) -> list[str]:
     """The name of every column of an observation of ``layout`` ((name, size) fields, then the rules field's
-    columns as ``("rules: <feature>", 1)`` entries, as :data:`LAYOUT`): ``"hand 0"``, …, ``"rules: chips"``, …"""
+    columns as ``("rules: <feature>", 1)`` entries, as :data:`LAYOUT`): ``"hand A"``, …, ``"hand K"``, …,
+    ``"rules: chips"``, …: the per-rank fields' columns by rank name (A..K, as the docs' observation table and
+    the actions name them), every other field's by its index."""
     fields = [(name, size) for name, size in layout if not name.startswith("rules: ")]
     rule_columns = [name for name, _ in layout if name.startswith("rules: ")]
     names = []
     for name, size in fields:
         if name == "rules" and size != len(rule_columns):
             raise ValueError(f"its rules field has {size} columns but names {len(rule_columns)}")
-        names += rule_columns if name == "rules" else [f"{name} {i}" for i in range(size)]
+        if name == "rules":
+            names += rule_columns
+        elif name in PER_RANK and size == len(RANK_NAMES):
+            names += [f"{name} {rank}" for rank in RANK_NAMES]
+        else:
+            names += [f"{name} {i}" for i in range(size)]
     return names
 
 

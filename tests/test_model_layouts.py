@@ -80,7 +80,7 @@ def positions(num_players: int, rules: str, seed: int, count: int = 300):
 
 def test_columns_name_every_observation_column_once():
     assert len(COLUMNS) == OBS_DIM == len(set(COLUMNS))
-    assert COLUMNS[SLICES["rules"].start] == "rules: chips" and COLUMNS[0] == "hand 0"
+    assert COLUMNS[SLICES["rules"].start] == "rules: chips" and COLUMNS[0] == "hand A" and COLUMNS[20] == "played 8"
     assert column_map(LAYOUT) == (None, [])
 
 

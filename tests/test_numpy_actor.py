@@ -96,3 +96,19 @@ def test_greedy_actions_draw_uniformly_among_equal_best_logits_and_repeat_with_t
     near = np.array([[1.0, 1.0 + 5e-5, 0.0]], np.float32)  # a near-tie: the exact logits decide, no draw
     exact = lambda rows: np.array([[2.0, 1.0, 0.0]])  # noqa: E731
     assert greedy_actions(near, np.ones((1, 3), bool), np.random.default_rng(0), exact) == [0]
+
+
+@pytest.mark.parametrize("name", ["ppo", "ppo_distilled", "ppo_scratch"])
+def test_one_aec_decision_in_one_compiled_call_makes_act_batchs_choices_and_draws(name):
+    """PPOPolicy.__call__'s fast path (agents.numpy_actor._decide_one) against act_batch one row at a time, from
+    the same seed: the same actions and the generator left in the same state, over ties and all table sizes."""
+    fast, general = agents.make(name, seed=4), agents.make(name, seed=4)
+    assert fast._single_fast
+    start, drifted = fast.rng.bit_generator.state, 0
+    for n in (3, 5, 8):
+        obs, mask = positions(n, 400, seed=n)
+        for row in range(len(obs)):
+            chosen = fast({"observation": obs[row], "action_mask": mask[row]})
+            assert chosen == general.act_batch(obs[row : row + 1], mask[row : row + 1])[0]
+            drifted += fast.rng.bit_generator.state != general.rng.bit_generator.state
+    assert drifted == 0 and fast.rng.bit_generator.state != start  # ties were drawn, in step

@@ -60,8 +60,8 @@ for table in "${tables[@]}"; do
                 cp $out/ppo/${opponents}_${players}p/results.json docs/results/ppo/${opponents}_${players}p.json
             done
         done ;;
-    scorecards)  # the shipped learned agents' score cards (train.scorecard, its suite and held-out seed)
-        for agent in ppo ppo_distilled ppo_scratch; do
+    scorecards)  # the shipped learned agents' and most_copies' score cards (train.scorecard, its suite and held-out seed)
+        for agent in most_copies ppo ppo_distilled ppo_scratch; do
             $python -m train.scorecard $agent --no-progress --out $out/scorecard_$agent --overwrite
             copy scorecard_$agent
         done ;;
