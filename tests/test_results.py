@@ -16,7 +16,8 @@ from train.runner.manifest import sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch", "ppo"}
-SCORECARDS = {"scorecard_most_copies", "scorecard_ppo", "scorecard_ppo_distilled", "scorecard_ppo_scratch"}  # train.scorecard of each
+# train.scorecard of each
+SCORECARDS = {"scorecard_most_copies", "scorecard_ppo", "scorecard_ppo_distilled", "scorecard_ppo_scratch"}
 REPLAYED |= SCORECARDS
 # experiments whose models are not shipped: records of the commit their provenance names, not replayable
 RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
@@ -146,7 +147,7 @@ def test_a_cell_of_each_shipped_score_card_replays_exactly(name):
     """The 4-player most_copies cell (one of the cheap ones); the card's anchors are the ones shipped now."""
     card = committed(name, "scorecard.json")
     assert card["suite_version"] == scorecard.SUITE_VERSION and card["seed"] == scorecard.SEED
-    assert card["scale_version"] == scorecard.SCALE_VERSION, f"{name} was scored on another scale (remake.sh scorecards)"
+    assert card["scale_version"] == scorecard.SCALE_VERSION, f"{name} is on another scale (remake.sh scorecards)"
     (old,) = [c for c in card["cells"] if (c["opponents"], c["players"]) == ("most_copies", 4)]
     new = scorecard.gains(card["agent"], "most_copies", 4, card["deals_per_cell"], card["seed"] + 4, 0, False)
     assert (new["gain"], new["gain_ci95"]) == (old["gain"], old["gain_ci95"]), f"{name} moved (remake.sh scorecards)"
