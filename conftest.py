@@ -4,4 +4,4 @@ import importlib.util
 
 collect_ignore = []
 if importlib.util.find_spec("stable_baselines3") is None or importlib.util.find_spec("torch") is None:
-    collect_ignore += ["snipsnap_env/vec_env.py", "agents/rank_policy.py", "agents/ppo.py"]
+    collect_ignore += ["snipsnap_env/vec_env.py", "agents/rank_policy.py"]

@@ -140,3 +140,23 @@ print(agents.__file__)
     assert watched.returncode == 0, watched.stderr
     refused = call("-m", "train.train_ppo", "--total-timesteps", "10")
     assert refused.returncode == 2 and 'pip install "snipsnap[train]"' in refused.stderr, refused.stderr
+
+
+def test_the_tests_run_the_gymnasium_and_pettingzoo_the_main_command_installs(tmp_path):
+    """The README's main command installs ``.[train]``; an extra of the test venv must not move gymnasium or
+    pettingzoo from what that resolves to (RLlib pins an older gymnasium: its tests have a venv of their own)."""
+    import importlib.metadata
+    import json
+
+    report = tmp_path / "report.json"
+    resolve = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report",
+               str(report), "-e", ".[train]", "torch==2.13.0"]  # fmt: skip
+    done = subprocess.run(resolve, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        pytest.skip(f"pip could not resolve the main command's install here (no package index?): {done.stderr[-300:]}")
+    installs = json.loads(report.read_text())["install"]
+    fresh = {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in installs}
+    for name in ("gymnasium", "pettingzoo"):
+        assert importlib.metadata.version(name) == fresh[name], (
+            f"the tests run {name} {importlib.metadata.version(name)}; the main command installs {fresh[name]}"
+        )

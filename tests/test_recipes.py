@@ -65,12 +65,14 @@ def test_the_single_file_ppo_trains():
 
 
 @pytest.mark.ray
+@pytest.mark.rllib
 def test_rllib_ppo_trains_through_rllibs_pettingzoo_env_and_the_shipped_adapter():
     module = recipe("rllib_ppo", "ray.rllib")
     row = module.main(["--iterations", "1", "--batch", "500", "--eval-deals", "300", "--players", "3"])
     check_evaluated(row, "rllib_ppo", 300)
 
 
+@pytest.mark.rllib
 def test_the_rllib_adapter_renames_the_observation_keys_only():
     pytest.importorskip("ray.rllib", reason="ray[rllib] is not installed: pip install -e '.[rllib]'")
     import numpy as np
@@ -109,6 +111,7 @@ def test_the_single_file_ppo_stores_only_real_decisions():
 
 
 @pytest.mark.ray
+@pytest.mark.rllib
 def test_rllib_ppo_trains_across_the_nodes_of_a_ray_cluster():
     """Two Ray nodes of one CPU each on this machine (``ray.cluster_utils.Cluster``): the recipe joins the
     cluster by its address and its two env runners sample on both nodes, with the training signal."""
@@ -138,7 +141,7 @@ TARGETS = [
     ("sb3_self_play", "sb3_contrib", 0.5, True),
     ("torchrl_ppo", "torchrl", -1.0, False),
     ("tianshou_dqn", "tianshou", -1.0, False),
-    pytest.param("rllib_ppo", "ray.rllib", -1.0, False, marks=pytest.mark.ray),
+    pytest.param("rllib_ppo", "ray.rllib", -1.0, False, marks=[pytest.mark.ray, pytest.mark.rllib]),
 ]
 
 
