@@ -2,7 +2,7 @@
 action-masking RLModule, joined by the one adapter the project ships (``snipsnap_env.rllib``: the observation
 keys that module reads). Runs here or on a Ray cluster.
 
-    pip install -e ".[train,rllib]"
+    pip install -e ".[train,rllib]"   # in a venv of its own: RLlib pins an older gymnasium than the rest
     python examples/rllib_ppo.py                    # 4 players, 15 iterations of 4,000 steps: about 4 minutes here
     python examples/rllib_ppo.py --reward chips     # the same on the chips
     python examples/rllib_ppo.py --iterations 1     # a smoke run
