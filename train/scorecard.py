@@ -156,7 +156,10 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     anchors = read_anchors(anchors_file)
     cells = [(kind, n) for kind in POOLS for n in PLAYERS]
     units = len(cells) + len(EXPLOIT_PLAYERS) + 1
-    bar = progress_bar(total=units, desc=f"score card of {agent}", unit="part", disable=not progress)
+    if progress:
+        print(f"score card of {agent}: {len(cells)} cells of {deals:,} paired deals, exploitability at "
+              f"{len(EXPLOIT_PLAYERS)} sizes, a league at {len(LEAGUE_PLAYERS)}", flush=True)  # fmt: skip
+    bar = progress_bar(total=units, desc="score card", unit="part", disable=not progress)
     rows, per_deal = [], {}
     for kind, players in cells:
         bar.set_postfix_str(f"{kind} {players}p")

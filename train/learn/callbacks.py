@@ -116,18 +116,20 @@ class TrainingBar(_callback_base()):
         self.label, self.details, self.bar = label, details, None
 
     def _on_training_start(self) -> None:
-        from ..runner.cli import progress_bar
-
         remaining = self.locals["total_timesteps"] - self.model.num_timesteps  # what learn() still has to do
         rollout = self.model.n_envs * self.model.n_steps  # PPO stops after the rollout that reaches the total
-        remaining = -(-remaining // rollout) * rollout
-        print(f"{self.details} ({self.model.num_timesteps + remaining:,} in whole rollouts of {rollout:,})",
+        self.remaining = -(-remaining // rollout) * rollout
+        print(f"{self.details} ({self.model.num_timesteps + self.remaining:,} in whole rollouts of {rollout:,})",
               flush=True)  # fmt: skip
-        self.bar = progress_bar(total=remaining, desc=self.label, unit="step", unit_scale=True)
 
     def _on_step(self) -> bool:
+        if self.bar is None:  # opened after the first step's evaluation and warm-up, which would skew the ETA
+            from ..runner.cli import progress_bar
+
+            self.bar = progress_bar(total=self.remaining, desc=self.label, unit="step", unit_scale=True)
         self.bar.update(self.training_env.num_envs)
         return True
 
     def _on_training_end(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()

@@ -275,6 +275,15 @@ class _Silent:
         pass
 
 
+def short_name(spec: str, width: int = 16) -> str:
+    """An agent's name for a progress bar's postfix: a model file ``ppo:<path>`` by its run folder (or file),
+    anything longer than ``width`` cut with an ellipsis."""
+    if spec.startswith("ppo:"):
+        path = spec[4:].rstrip("/").split("/")
+        spec = "ppo:" + (path[-2] if len(path) > 1 and path[-1].endswith("_model.zip") else path[-1])
+    return spec if len(spec) <= width else spec[: width - 1] + "…"
+
+
 BAR_FORMAT = "{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
 
 
