@@ -82,3 +82,22 @@ def test_the_code_passes_the_linter():
         pytest.skip("ruff is not installed (it comes with the dev extras)")
     result = subprocess.run([sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+
+
+def test_the_default_trainings_time_and_length_read_the_same_everywhere():
+    """train_ppo --help, the Training page and the README state one time for the default training, and the README
+    the steps it really runs (PPO finishes the rollout that reaches the total)."""
+    from train import train_ppo
+    from train.learn.args import Args
+
+    first_example = next(line for line in train_ppo.__doc__.splitlines() if "python -m train.train_ppo " in line)
+    training = next(line for line in (ROOT / "docs" / "training.md").read_text().splitlines()
+                    if line.startswith("python -m train.train_ppo ") and "#" in line)  # fmt: skip
+    readme = (ROOT / "README.md").read_text()
+    main_paragraph = readme[readme.index("It trains a PPO agent") :].split("\n\n")[0]
+    times = [re.search(r"about (\S+) minutes", text).group(1) for text in (first_example, training, main_paragraph)]
+    assert len(set(times)) == 1, times
+    args = Args()
+    rollout = args.num_envs * len(args.ppo_players) * args.n_steps
+    runs = -(-args.total_timesteps // rollout) * rollout
+    assert f"{runs:,} lead choices" in " ".join(main_paragraph.split()), runs
