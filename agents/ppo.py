@@ -252,9 +252,8 @@ class PPOPolicy(Policy):
         torch for the rare rows whose two best logits differ by less than float32 rounding, so the choice is the
         torch network's own. Ranks the observation cannot tell apart have equal logits: one of them is drawn
         uniformly with the policy's generator (:func:`agents.numpy_actor.greedy_actions`)."""
-        obs = np.asarray(obs, np.float32)
-        self._refuse_unseen(obs)
         legal = check_masks(mask)
+        obs = np.asarray(obs)
         rng = self.rng if self.ties == "random" else None
         exact = (lambda rows: self.torch_logits(obs[rows])) if _HAS_TORCH else None  # without: the twin decides
         return greedy_actions(self.logits(obs), legal, rng, exact)

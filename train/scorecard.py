@@ -156,6 +156,9 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     anchors = read_anchors(anchors_file)
     cells = [(kind, n) for kind in POOLS for n in PLAYERS]
     units = len(cells) + len(EXPLOIT_PLAYERS) + 1
+    other_rules = trained_rules(agent, made([agent], trust)[agent])
+    if other_rules:  # said before the work, and again at the top of the card
+        print(f"warning: {agent} was trained on the {other_rules} rules; this suite plays {RULES}", flush=True)
     if progress:
         print(f"score card of {agent}: {len(cells)} cells of {deals:,} paired deals, exploitability at "
               f"{len(EXPLOIT_PLAYERS)} sizes, a league at {len(LEAGUE_PLAYERS)}", flush=True)  # fmt: skip
@@ -201,7 +204,7 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     return {
         "agent": agent,
         "rules": RULES,
-        "trained_on_rules": trained_rules(agent, made([agent], trust)[agent]),
+        "trained_on_rules": other_rules,
         "suite_version": SUITE_VERSION,
         "scale_version": SCALE_VERSION,
         "seed": seed,
