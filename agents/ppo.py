@@ -188,12 +188,11 @@ class PPOPolicy(Policy):
     def network(self):
         """The torch policy network (built on first use from the file: needs torch and sb3-contrib)."""
         if self._network is None:
-            missing = [name for name in ("torch", "sb3_contrib") if importlib.util.find_spec(name) is None]
-            if missing:
+            if not _HAS_TORCH:
                 from snipsnap_env.install import install_hint
 
                 raise ModuleNotFoundError(
-                    f"{self.path.name}'s torch network needs {', '.join(missing)}: {install_hint('train')} "
+                    f"{self.path.name}'s torch network needs torch and sb3-contrib: {install_hint('train')} "
                     "(greedy play does not: it runs on numpy)"
                 )
             self._network, _ = load_policy(self.path)

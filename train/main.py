@@ -46,8 +46,7 @@ def check(flags) -> Plan:
 
     def work(folder) -> list:
         print(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
-        run_dir_done = train_ppo.train_or_reuse(args)
-        model = run_dir_done / "final_model.zip"
+        model = train_ppo.train_or_reuse(args) / "final_model.zip"
         print(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} players on {flags.deals:,} paired deals", flush=True)
         return evaluate.evaluate(
             [*CANDIDATES, f"ppo:{model}"],
