@@ -63,23 +63,24 @@ def teacher_of(target: str, samples: int) -> str:
 
 
 def response_args(target: str, target_policy, players: int, rules: str, steps: int, start: str, seed: int,
-                  runs: str, progress: bool = True, samples: int = 128) -> Args:  # fmt: skip
-    """The train_ppo settings of the best response to ``target`` at ``players``-player tables (``samples``: the
-    teacher's worlds for ``start="search"``)."""
+                  runs: str, progress: bool = True, samples: int = 128,
+                  positions: int = TEACHER_POSITIONS) -> Args:  # fmt: skip
+    """The train_ppo settings of the best response to ``target`` at ``players``-player tables (``samples`` and
+    ``positions``: the teacher's worlds and labelled positions for ``start="search"``)."""
     file = model_file(target_policy)
     init = start_file(start, target_policy)
     teacher = teacher_of(target, samples) if start == "search" else ""
     begun = "search" if teacher else "scratch" if init is None else start
     key = {"target": target, "target_sha256": sha256(file) if file else None, "players": players, "rules": rules,
            "steps": steps, "start": begun, "start_sha256": sha256(init) if init else None, "teacher": teacher,
-           "teacher_positions": TEACHER_POSITIONS if teacher else 0, "seed": seed}  # fmt: skip
+           "teacher_positions": positions if teacher else 0, "seed": seed}  # fmt: skip
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
     name = re.sub(r"[^A-Za-z0-9_]+", "_", target)[:24]
     return Args(
         num_players=players, rules=rules, opponents=(target,), ppo_players=(players,), total_timesteps=steps,
         seed=seed, init_from=str(init) if init else "", rollout_policy="self", eval_every=max(steps // 4, 1),
         eval_deals=4000, checkpoint_every=max(steps // 8, 1), out_dir=runs, run_name=f"br_{name}_{players}p_{digest}",
-        progress=progress, teacher=teacher, teacher_positions=TEACHER_POSITIONS, teacher_players=(players,),
+        progress=progress, teacher=teacher, teacher_positions=positions, teacher_players=(players,),
         teacher_opponents=(target,),
     )  # fmt: skip
 
