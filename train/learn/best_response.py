@@ -13,8 +13,9 @@ deal, the target's kernel twin in every other seat and the learner's own network
 - the name of a learned agent (``ppo_distilled``…): that agent's weights.
 
 A run is a train_ppo run in ``<runs>/br_<target>_<N>p_<key>``, the key a hash of everything it depends on — the
-target's name and model file's SHA-256, the table size, rules, budget, start and seed — so a finished run is
-reused, an interrupted one resumed from its last checkpoint, and a changed target file trains a new one.
+target's name and model file's SHA-256, the table size, rules, budget, start (and its model file's SHA-256), the
+teacher and its positions, and seed — so a finished run is reused, an interrupted one resumed from its last
+checkpoint, and a changed target or start file trains a new one.
 """
 
 from __future__ import annotations
