@@ -17,7 +17,7 @@ from pettingzoo import AECEnv
 from .engine import NUM_ACTIONS, EnvOrderError, Match
 from .observation import ENV_NAME, HIGH, LOW, OBS_DIM, encode
 from .render import table_text
-from .rules import check_num_players, make_rules
+from .rules import check_table, make_rules
 from .state import STATE_HIGH, STATE_LOW, global_state
 from .training_signal import DEFAULT_ROLLOUTS, signal_for
 from .wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
@@ -81,8 +81,8 @@ class raw_env(AECEnv, EzPickle):
             reward, reward_rollouts,
         )  # fmt: skip
         super().__init__()
-        self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
+        self.num_players = check_table(self.rules, num_players)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode got {render_mode!r}; allowed: None, 'human', 'ansi', 'rgb_array'")
         self.render_mode = render_mode

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import batch_kernels
-from .cards import NUM_CARDS, NUM_RANKS
+from .cards import NUM_CARDS, NUM_RANKS, deck
 from .engine import NUM_ACTIONS, Deal
 from .kernel import DEALER, NOT_LED, PUBLIC, STATE, TO_ACT, policy_codes, rule_codes, seed_streams
 from .observation import OBS_DIM, table_template
-from .rules import MAX_PLAYERS, check_count, check_num_players, make_rules
+from .rules import MAX_PLAYERS, check_count, check_table, make_rules
 
 
 class Games:
@@ -89,8 +89,8 @@ class BatchEnv:
 
     def __init__(self, num_games: int, num_players: int, rules="scarne", seed: int | None = None):
         self.num_games = B = check_count("num_games", num_games)
-        self.num_players = N = check_num_players(num_players)
         self.rules = make_rules(rules)
+        self.num_players = N = check_table(self.rules, num_players)
         self.games = Games(B, N, seed)
         self._rule_codes = rule_codes(self.rules)
         self._template = table_template(self.rules, N)
@@ -116,8 +116,9 @@ class BatchEnv:
     def reset(self, owners: np.ndarray | None = None, dealers: np.ndarray | None = None):
         """Deal every game anew and play to the first real choice; return ``(obs, mask)``.
 
-        ``owners`` (B, 52) gives the seat holding each card id and ``dealers`` (B,) the dealers, for given
-        deals (both or neither); by default each game deals from its own random stream.
+        ``owners`` (B, 52) gives the seat holding each card id (−1 for a card a small deck leaves out,
+        ``Rules.ranks``) and ``dealers`` (B,) the dealers, for given deals (both or neither); by default each
+        game deals from its own random stream.
         """
         B, N = self.num_games, self.num_players
         if (owners is None) != (dealers is None):
@@ -125,7 +126,7 @@ class BatchEnv:
         if owners is None:
             owners, dealers = np.zeros((0, NUM_CARDS), np.int64), np.zeros(0, np.int64)
         else:
-            owners = check_owners(owners, B, N)
+            owners = check_owners(owners, B, N, self.rules.ranks)
             dealers = check_seats("dealers", dealers, B, N)
         batch_kernels.deal_games(np.arange(B), owners, dealers, self._rule_codes, self.games.state)
         self._reported[:] = 0.0
@@ -189,7 +190,8 @@ def play_deals(num_deals: int, num_players: int, rules, policies: Sequence[str],
     ``policies[s]`` (``kernel.POLICIES``); return each deal's chips, shape ``(num_deals, num_players)``
     (deal points with chips off). ``with_details`` also returns the dealers and turn counts."""
     num_deals = check_count("num_deals", num_deals)
-    num_players = check_num_players(num_players)
+    rules = make_rules(rules)
+    num_players = check_table(rules, num_players)
     if len(policies) != num_players:
         raise ValueError(f"policies must name one policy per seat ({num_players}), got {len(policies)}")
     chips = np.zeros((num_deals, num_players))
@@ -209,8 +211,9 @@ def play_given_deals(owners, dealers, policies, rules, seed=0) -> np.ndarray:
     if policies.ndim != 2:
         raise ValueError(f"policies must be (deals, players) names, got shape {policies.shape}")
     num_deals, num_players = policies.shape
-    check_num_players(num_players)
-    owners = check_owners(owners, num_deals, num_players)
+    rules = make_rules(rules)
+    check_table(rules, num_players)
+    owners = check_owners(owners, num_deals, num_players, rules.ranks)
     dealers = check_seats("dealers", dealers, num_deals, num_players)
     codes = policy_codes(policies.ravel().tolist()).reshape(policies.shape)
     chips = np.zeros((num_deals, num_players))
@@ -257,15 +260,24 @@ def check_seats(name: str, seats, num_games: int, num_players: int) -> np.ndarra
     return seats.astype(np.int64)
 
 
-def check_owners(owners, num_games: int, num_players: int) -> np.ndarray:
-    """``owners`` (B, 52) of seats, each game's hands non-empty, or a clear error."""
+def check_owners(owners, num_games: int, num_players: int, ranks: int = NUM_RANKS) -> np.ndarray:
+    """``owners`` (B, 52) of seats (−1 for the cards a deck of ``ranks`` ranks leaves out), each game's hands
+    non-empty, or a clear error."""
     owners = np.asarray(owners)
     if owners.shape != (num_games, NUM_CARDS):
         raise ValueError(
             f"owners must have shape ({num_games}, {NUM_CARDS}): the seat of each card, got {owners.shape}"
         )
-    if not np.issubdtype(owners.dtype, np.integer) or owners.min() < 0 or owners.max() >= num_players:
+    in_deck = np.asarray(deck(ranks))
+    outside = np.setdiff1d(np.arange(NUM_CARDS), in_deck)
+    if (
+        not np.issubdtype(owners.dtype, np.integer)
+        or owners.size
+        and (owners[:, in_deck].min() < 0 or owners.max() >= num_players)
+    ):
         raise ValueError(f"owners must hold seats from 0 to {num_players - 1}")
+    if outside.size and (owners[:, outside] != -1).any():
+        raise ValueError(f"owners must be -1 for the cards a deck of {ranks} ranks leaves out (ranks {ranks}..12)")
     sizes = np.stack([(owners == seat).sum(axis=1) for seat in range(num_players)], axis=1)
     if (sizes == 0).any():
         raise ValueError(f"games {np.flatnonzero((sizes == 0).any(axis=1))[:10].tolist()} deal a seat no card")
@@ -273,8 +285,8 @@ def check_owners(owners, num_games: int, num_players: int) -> np.ndarray:
 
 
 def owners_from_hands(hands: list[list[int]]) -> np.ndarray:
-    """The (52,) seat-of-each-card array for a list of hands of card ids."""
-    owners = np.empty(NUM_CARDS, np.int64)
+    """The (52,) seat-of-each-card array for a list of hands of card ids (−1 for a card in no hand)."""
+    owners = np.full(NUM_CARDS, -1, np.int64)
     for seat, hand in enumerate(hands):
         owners[list(hand)] = seat
     return owners

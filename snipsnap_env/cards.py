@@ -49,15 +49,25 @@ def parse_card(name: str) -> int:
     return card_id(SUIT_NAMES.index(suit_text), RANK_NAMES.index(rank_text))
 
 
-def shuffled_pack(rng: np.random.Generator) -> list[int]:
-    """All 52 card ids in a random order drawn from ``rng``."""
-    return rng.permutation(NUM_CARDS).tolist()
+def deck(ranks: int = NUM_RANKS) -> list[int]:
+    """The card ids of a deck of the ranks below ``ranks`` (the whole pack by default), ascending.
+
+    >>> [card_name(card) for card in deck(2)]
+    ['AC', '2C', 'AD', '2D', 'AH', '2H', 'AS', '2S']
+    """
+    return [card for card in range(NUM_CARDS) if rank_of(card) < ranks]
+
+
+def shuffled_pack(rng: np.random.Generator, ranks: int = NUM_RANKS) -> list[int]:
+    """The deck's card ids (all 52 by default) in a random order drawn from ``rng``."""
+    cards = np.array(deck(ranks))
+    return cards[rng.permutation(len(cards))].tolist()
 
 
 def deal_pack(pack: list[int], num_players: int, dealer: int) -> list[list[int]]:
     """Deal the whole pack one card at a time clockwise, starting with the dealer's left (RULES.md §1.4).
 
-    The first ``52 mod N`` seats from the dealer's left get one card more.
+    The first ``52 mod N`` seats (deck size mod N) from the dealer's left get one card more.
     """
     hands: list[list[int]] = [[] for _ in range(num_players)]
     for i, card in enumerate(pack):
@@ -65,8 +75,9 @@ def deal_pack(pack: list[int], num_players: int, dealer: int) -> list[list[int]]
     return hands
 
 
-def check_hands(hands, num_players: int) -> list[list[int]]:
-    """Return ``hands`` as lists of ints if they are a whole pack split over ``num_players`` non-empty hands."""
+def check_hands(hands, num_players: int, ranks: int = NUM_RANKS) -> list[list[int]]:
+    """Return ``hands`` as lists of ints if they are a whole deck (of ``ranks`` ranks: the pack by default)
+    split over ``num_players`` non-empty hands."""
     if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
         got = len(hands) if isinstance(hands, (list, tuple)) else type(hands).__name__
         raise ValueError(f"hands must be a list of {num_players} hands (one per seat), got {got}")
@@ -83,15 +94,20 @@ def check_hands(hands, num_players: int) -> list[list[int]]:
         if not cards:
             raise ValueError(f"hands[{seat}] is empty; every seat must be dealt at least one card")
         checked.append(cards)
-    every = sorted(c for hand in checked for c in hand)
-    if every != list(range(NUM_CARDS)):
-        bad = sorted({c for c in every if not 0 <= c < NUM_CARDS})
+    every, cards = sorted(c for hand in checked for c in hand), deck(ranks)
+    if every != cards:
+        bad = sorted(set(every) - set(cards))
         seen: set[int] = set()
         repeated = sorted({c for c in every if c in seen or seen.add(c)})
-        missing = sorted(set(range(NUM_CARDS)) - set(every))
+        missing = sorted(set(cards) - set(every))
+        whole = (
+            "card id 0..51"
+            if ranks == NUM_RANKS
+            else f"card of the {ranks}-rank deck (ranks A..{RANK_NAMES[ranks - 1]})"
+        )
         raise ValueError(
-            "hands must hold each card id 0..51 exactly once; "
-            f"out of range: {bad}, repeated: {repeated}, missing: {missing}"
+            f"hands must hold each {whole} exactly once; "
+            f"not in the deck: {bad}, repeated: {repeated}, missing: {missing}"
         )
     return checked
 
@@ -100,8 +116,8 @@ def _is_card_id(card) -> bool:
     return isinstance(card, (int, np.integer)) and not isinstance(card, (bool, np.bool_))
 
 
-def hands_from_names(num_players: int, explicit: dict[int, str], rest: int) -> list[list[int]]:
-    """Hands for a hand-built deal: card names per seat, every card not named goes to seat ``rest``.
+def hands_from_names(num_players: int, explicit: dict[int, str], rest: int, ranks: int = NUM_RANKS) -> list[list[int]]:
+    """Hands for a hand-built deal: card names per seat, every card of the deck not named goes to seat ``rest``.
 
     >>> hands = hands_from_names(3, {0: "AC 2C", 1: "KS"}, rest=2)
     >>> hands[0], hands[1], len(hands[2])
@@ -109,5 +125,5 @@ def hands_from_names(num_players: int, explicit: dict[int, str], rest: int) -> l
     """
     hands = [[parse_card(name) for name in explicit.get(seat, "").split()] for seat in range(num_players)]
     used = {card for hand in hands for card in hand}
-    hands[rest] += [card for card in range(NUM_CARDS) if card not in used]
+    hands[rest] += [card for card in deck(ranks) if card not in used]
     return hands

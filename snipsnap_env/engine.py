@@ -29,7 +29,7 @@ from .cards import (
     suit_of,
 )
 from .events import Event, EventKind, call_for
-from .rules import Rules, check_num_players
+from .rules import Rules, check_num_players, check_table
 
 PASS = NUM_RANKS  #: the pass action; 0..12 play a card of that rank
 NUM_ACTIONS = NUM_RANKS + 1
@@ -84,7 +84,7 @@ class Deal:
         self.num_players = n = check_num_players(len(hands))
         self.rules = rules
         self.dealer = check_dealer(dealer, n)
-        hands = check_hands(hands, n)
+        hands = check_hands(hands, n, rules.ranks)
         # holding[seat][rank] = suits held, ascending, so the lowest suit is played first.
         self.holding = [[[] for _ in range(NUM_RANKS)] for _ in range(n)]
         for seat, hand in enumerate(hands):
@@ -93,7 +93,8 @@ class Deal:
         self.hand_size = [len(hand) for hand in hands]
         self.chips = chips
         self.pot = 0
-        self.played = [0] * NUM_RANKS
+        # a small research deck's missing ranks count as played out (rules.Rules.ranks)
+        self.played = [0 if rank < rules.ranks else CARDS_PER_RANK for rank in range(NUM_RANKS)]
         self.open_rank = NO_RANK
         self.last_player: int | None = None
         self.previous_turn_played = False
@@ -142,14 +143,14 @@ class Deal:
         seat = self.left_of(self.dealer)
         opening = self.rules.opening_rank
         if opening is not None:
-            while not self.holding[seat][opening]:  # all 52 cards are dealt: somebody holds a 6
+            while not self.holding[seat][opening]:  # the whole deck is dealt, 6s in it: somebody holds a 6
                 seat = self.left_of(seat)
         return seat
 
     @property
     def is_first_lead(self) -> bool:
         """True before any card of the deal is played."""
-        return not any(self.played)
+        return not any(self.played[: self.rules.ranks])
 
     # ---- legality: the one source of truth --------------------------------------------------------
     def may_lead(self, seat: int, rank: int) -> bool:
@@ -317,7 +318,7 @@ class Match:
 
     def __init__(self, rules: Rules, num_players: int, num_deals: int = 1):
         self.rules = rules
-        self.num_players = check_num_players(num_players)
+        self.num_players = check_table(rules, num_players)
         if isinstance(num_deals, bool) or not isinstance(num_deals, int) or num_deals < 1:
             raise ValueError(f"num_deals got {num_deals!r}; allowed: an integer of at least 1")
         self.num_deals = num_deals
@@ -340,9 +341,9 @@ class Match:
 
     def _start_deal(self, dealer: int, hands=None) -> list[Event]:
         if hands is None:
-            hands = deal_pack(shuffled_pack(self.rng), self.num_players, dealer)
+            hands = deal_pack(shuffled_pack(self.rng, self.rules.ranks), self.num_players, dealer)
         else:
-            hands = check_hands(hands, self.num_players)
+            hands = check_hands(hands, self.num_players, self.rules.ranks)
         self.deal = Deal(self.rules, hands, dealer, self.chips)
         return list(self.deal.events)
 

@@ -37,6 +37,7 @@ from .kernel_state import (
     PREVIOUS_TURN_PLAYED,
     RANDOM,
     RANDOM_CARD,
+    RANKS,
     SET_LEADER,
     SETTLE_PER_CARD,
     TO_ACT,
@@ -76,7 +77,8 @@ def start_deal(holding, hand_size, played, public, deal_score, dealer, rules):
         hand_size[s] = size
         longest = max(longest, size)
         deal_score[s] = 0.0
-    played[:] = 0
+    for r in range(NUM_RANKS):  # a small research deck's missing ranks count as played out (Rules.ranks)
+        played[r] = 0 if r < rules[RANKS] else CARDS_PER_RANK
     public[OPEN_RANK] = NO_RANK
     public[LAST_PLAYER] = -1
     public[PREVIOUS_TURN_PLAYED] = 0
@@ -99,22 +101,24 @@ def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules,
 
     Draws from the deal's stream ``rng[:1]`` (the draws of :func:`uniform`, with the state in a local, which the
     compiler keeps in a register); ``pack`` is scratch space for 52 cards (no allocation per deal). Only
-    ranks matter to a hand, so the pack holds each card's rank.
+    ranks matter to a hand, so the pack holds each card's rank; a deck of ``ranks`` ranks is its first 4 × ranks.
     """
     n = holding.shape[0]
+    ranks = rules[RANKS]
+    size = CARDS_PER_RANK * ranks
     state = rng[0]
     state, draw = _splitmix(state)
     dealer = int(draw * n)
-    for card in range(NUM_CARDS):
-        pack[card] = card % NUM_RANKS
-    for position in range(NUM_CARDS - 1, 0, -1):
+    for card in range(size):
+        pack[card] = card % ranks
+    for position in range(size - 1, 0, -1):
         state, draw = _splitmix(state)
         other = int(draw * (position + 1))
         pack[position], pack[other] = pack[other], pack[position]
     rng[0] = state
     holding[:, :] = 0
     seat = dealer
-    for position in range(NUM_CARDS):
+    for position in range(size):
         seat = seat + 1 if seat + 1 < n else 0
         holding[seat, pack[position]] += 1
     start_deal(holding, hand_size, played, public, deal_score, dealer, rules)
@@ -122,10 +126,11 @@ def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules,
 
 @jit
 def deal_given(holding, hand_size, played, public, deal_score, owners, dealer, rules):
-    """Deal the given hands: ``owners[card]`` is the seat holding each card id."""
+    """Deal the given hands: ``owners[card]`` is the seat holding each card id (−1: not in a small deck)."""
     holding[:, :] = 0
     for card in range(NUM_CARDS):
-        holding[owners[card], card % NUM_RANKS] += 1
+        if owners[card] >= 0:
+            holding[owners[card], card % NUM_RANKS] += 1
     start_deal(holding, hand_size, played, public, deal_score, dealer, rules)
 
 
@@ -135,7 +140,7 @@ def opening_rank(played, rules):
     """The rank the next lead must be (a 6 before any card of an opening-six deal is played), else -1."""
     if rules[OPENING] != OPENING_SIX:
         return -1
-    for r in range(NUM_RANKS):
+    for r in range(rules[RANKS]):  # (a small deck's missing ranks count as played out before the deal)
         if played[r]:
             return -1
     return SIX

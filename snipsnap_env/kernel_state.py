@@ -34,14 +34,14 @@ from .rules import MAX_PLAYERS, OPENINGS, PASS_FEES, Rules
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
 # ---- rules: every Rules option the kernel reads, as one int64 each ---------------------------------------
-RULE_CODES = ("chips", "penalties", "settle_per_card", "pass_fee", "ante", "multi_play", "opening")
+RULE_CODES = ("chips", "penalties", "settle_per_card", "pass_fee", "ante", "multi_play", "opening", "ranks")
 #: Rules options the kernel does not read, and why: a new option must land in one of the two tuples.
 NOT_IN_KERNEL = {
     "calls": "what players say, not what they play",
     "starting_chips": "the kernel counts chips won or lost in the deal, not balances",
 }
 _CHOICES = {"pass_fee": PASS_FEES, "opening": OPENINGS}
-CHIPS, PENALTIES, SETTLE_PER_CARD, PASS_FEE, ANTE, MULTI_PLAY, OPENING = range(len(RULE_CODES))
+CHIPS, PENALTIES, SETTLE_PER_CARD, PASS_FEE, ANTE, MULTI_PLAY, OPENING, RANKS = range(len(RULE_CODES))
 FEE_TO_POT, FEE_TO_PREVIOUS = PASS_FEES.index("to_pot"), PASS_FEES.index("to_previous")
 OPENING_SIX = OPENINGS.index("six")
 

@@ -9,6 +9,8 @@ Needs ``pip install -e ".[recipes]"`` (open-spiel). One game is one deal. The ru
 
 - **Chance**: the dealer (one of ``players`` outcomes), then the 52 cards one at a time from the shuffled pack,
   dealt clockwise from the dealer's left as :func:`snipsnap_env.cards.deal_pack` deals them (RULES.md §1.4).
+  ``rules`` takes a preset or a spec with options, e.g. ``"scarne:ranks=2"``: the small research deck
+  (``Rules.ranks``), whose tree is small enough for OpenSpiel's exact ``best_response``.
 - **Actions**: 14 distinct, as in the env: 0..12 play a card of that rank (A..K), 13 pass. Every turn is a
   decision, forced follows included (one legal action).
 - **Returns**: each player's chips won or lost in the deal (deal points with chips off), zero-sum.
@@ -24,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from .cards import NUM_CARDS, deal_pack, rank_of
+from .cards import NUM_CARDS, deal_pack, deck, rank_of
 from .engine import NUM_ACTIONS, PASS, IllegalActionError, Match, action_name
 from .events import EventKind
 from .observation import OBS_DIM, encode
-from .rules import PRESETS, check_num_players, make_rules
+from .rules import check_num_players, check_rules_spec, check_table, make_rules
 
 NAME = "python_snipsnap"
 DEFAULTS = {"players": 4, "rules": "scarne"}
@@ -59,10 +61,10 @@ class SnipSnapGame(pyspiel.Game):
     def __init__(self, params=None):
         params = {**DEFAULTS, **(params or {})}
         self.num_players_ = check_num_players(params["players"])
-        if params["rules"] not in PRESETS:
-            raise ValueError(f"unknown rules preset {params['rules']!r}; known presets: {', '.join(PRESETS)}")
-        self.rules = make_rules(params["rules"])
-        bound = float(MAX_LOSS_PER_CARD * NUM_CARDS) if self.rules.chips else 1.0
+        self.rules = make_rules(check_rules_spec(params["rules"]))
+        check_table(self.rules, self.num_players_)
+        self.deck = deck(self.rules.ranks)
+        bound = float(MAX_LOSS_PER_CARD * len(self.deck)) if self.rules.chips else 1.0
         info = pyspiel.GameInfo(
             num_distinct_actions=NUM_ACTIONS,
             max_chance_outcomes=NUM_CARDS,
@@ -70,7 +72,7 @@ class SnipSnapGame(pyspiel.Game):
             min_utility=-bound,
             max_utility=bound * (self.num_players_ - 1),
             utility_sum=0.0,
-            max_game_length=NUM_CARDS * self.num_players_,  # every card led or followed, each seat passing on it
+            max_game_length=len(self.deck) * self.num_players_,  # every card led or followed, each seat passing on it
         )
         super().__init__(_GAME_TYPE, info, params)
 
@@ -88,6 +90,7 @@ class SnipSnapState(pyspiel.State):
         super().__init__(game)
         self._rules = game.rules
         self._n = game.num_players_
+        self._deck = game.deck
         self.dealer: int | None = None
         self.pack: list[int] = []
         self.match: Match | None = None  # the engine, once the pack is dealt
@@ -109,7 +112,7 @@ class SnipSnapState(pyspiel.State):
     def chance_outcomes(self):
         if self.dealer is None:
             return [(seat, 1.0 / self._n) for seat in range(self._n)]
-        left = sorted(set(range(NUM_CARDS)) - set(self.pack))
+        left = sorted(set(self._deck) - set(self.pack))
         return [(card, 1.0 / len(left)) for card in left]
 
     def _apply_action(self, action):
@@ -124,7 +127,7 @@ class SnipSnapState(pyspiel.State):
             self.dealer = int(action)
         else:
             self.pack.append(int(action))
-            if len(self.pack) == NUM_CARDS:
+            if len(self.pack) == len(self._deck):
                 self._start_deal()
 
     def _start_deal(self) -> None:
@@ -180,7 +183,7 @@ class SnipSnapState(pyspiel.State):
             elif event.kind is EventKind.PASS:  # a pass shows the seat holds none of the open rank
                 lacks[event.seat].add(open_rank)
         others = [seat for seat in range(self._n) if seat != player_id]
-        unseen = sorted(set(range(NUM_CARDS)) - set(deal.hand(player_id)) - {c for cards in played_by for c in cards})
+        unseen = sorted(set(self._deck) - set(deal.hand(player_id)) - {c for cards in played_by for c in cards})
         sizes = {seat: deal.hand_size[seat] for seat in others}
         held = _deal_within(unseen, sizes, {seat: lacks[seat] for seat in others}, rng)
         dealt = [
@@ -236,7 +239,7 @@ def _pack_for(hands: list[list[int]], dealer: int) -> list[int]:
     """The pack order that :func:`deal_pack` deals into ``hands`` from ``dealer``."""
     n = len(hands)
     queues = [list(hand) for hand in hands]
-    return [queues[(dealer + 1 + i) % n].pop(0) for i in range(NUM_CARDS)]
+    return [queues[(dealer + 1 + i) % n].pop(0) for i in range(sum(map(len, hands)))]
 
 
 class SnipSnapObserver:

@@ -7,6 +7,8 @@ checked by :func:`check_num_players`, so one ``Rules`` value serves every table 
 'to_previous'
 >>> make_rules("scarne", ante=1).ante
 1
+>>> make_rules("scarne:ranks=3,multi_play=true").ranks
+3
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ OPENINGS = ("any", "six")
 # a chip change of 1 would be lost in the float64 arithmetic of rewards.
 MAX_STARTING_CHIPS = 2**40
 SIX = 5  #: the rank index of the 6 (A = 0): the opening rank with ``opening="six"``
+FULL_DECK_RANKS = 13  #: the ranks of the standard pack; ``Rules.ranks`` below it is the small-deck research variant
 
 
 #: The values each option may take (the default first): the one list validation and the tests read.
@@ -72,6 +75,10 @@ class Rules:
     calls: str = "snip"  #: "snip" (Snip, Snap, Snorem) or "coventry" (Earl of Coventry rhymes)
     opening: str = "any"  #: "any", or "six": the deal's first lead is a 6, by its first holder from the dealer's left
     starting_chips: int = 100  #: every player's chips at the start of a match
+    #: research variant, not in RULES.md (as Leduc is to hold'em): the deck holds the ranks A.. below ``ranks``,
+    #: four suits each. The missing ranks count as played out before the deal, so every observer, search and
+    #: kernel reads "no copies unseen" for them without knowing about the variant.
+    ranks: int = FULL_DECK_RANKS
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -85,6 +92,19 @@ class Rules:
                 f"rules option 'starting_chips' got {self.starting_chips!r}; "
                 f"allowed: an integer from {-MAX_STARTING_CHIPS} to {MAX_STARTING_CHIPS}"
             )
+        if isinstance(self.ranks, bool) or not isinstance(self.ranks, int) or not 1 <= self.ranks <= FULL_DECK_RANKS:
+            raise ValueError(
+                f"rules option 'ranks' got {self.ranks!r}; allowed: an integer from 1 to {FULL_DECK_RANKS}"
+            )
+        if self.opening == "six" and self.ranks <= SIX:
+            raise ValueError(
+                f"opening 'six' needs a deck with the 6 in it: ranks of at least {SIX + 1}, got {self.ranks}"
+            )
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in the deck: 52, or 4 per rank of a small research deck."""
+        return 4 * self.ranks
 
     @property
     def opening_rank(self) -> int | None:
@@ -111,16 +131,66 @@ PRESETS: dict[str, Rules] = {
 
 
 def make_rules(rules: "str | Rules | None" = "scarne", **overrides) -> Rules:
-    """A ``Rules`` from a preset name or a ``Rules`` value, with optional option overrides."""
+    """A ``Rules`` from a preset name, a spec ``"<preset>:<option>=<value>,..."`` (as the jobs' ``--rules`` takes
+    it: ``"scarne:ranks=3"``) or a ``Rules`` value, with optional option overrides."""
     if rules is None:
         rules = "scarne"
     if isinstance(rules, str):
+        rules, _, options = rules.partition(":")
         if rules not in PRESETS:
             raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+        overrides = {**_parse_options(options), **overrides}
         rules = PRESETS[rules]
     elif not isinstance(rules, Rules):
         raise ValueError(f"rules must be a preset name or a Rules value, got {type(rules).__name__} {rules!r}")
     return rules.replace(**overrides) if overrides else rules
+
+
+def _parse_options(text: str) -> dict:
+    """``"ranks=3,multi_play=true"`` as option values of each option's type (the default's)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(Rules)}
+    options: dict = {}
+    for item in filter(None, text.split(",")):
+        name, equals, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals:
+            raise ValueError(f"rules option {item!r} has no value; write <option>=<value>, e.g. ranks=3")
+        _check_option_names({name: None})
+        kind = type(defaults[name])
+        if kind is bool:
+            if value.lower() not in ("true", "false"):
+                raise ValueError(f"rules option {name!r} got {value!r}; allowed: true, false")
+            options[name] = value.lower() == "true"
+        elif kind is int:
+            try:
+                options[name] = int(value)
+            except ValueError:
+                raise ValueError(f"rules option {name!r} got {value!r}; allowed: a whole number") from None
+        else:
+            options[name] = value
+    return options
+
+
+def check_rules_spec(spec) -> str:
+    """``spec`` if it names rules :func:`make_rules` can make (a preset, optionally with options), else a
+    ValueError that says what is wrong with it."""
+    if not isinstance(spec, str):
+        raise ValueError(
+            f"rules got {spec!r}; allowed: a preset name ({', '.join(PRESETS)}), or <preset>:<option>=<value>"
+        )
+    make_rules(spec)
+    return spec
+
+
+def check_table(rules: Rules, num_players) -> int:
+    """``num_players`` as :func:`check_num_players` checks it, and a deck that gives every seat a card."""
+    num_players = check_num_players(num_players)
+    if rules.deck_size < num_players:
+        raise ValueError(
+            f"a deck of {rules.ranks} ranks ({rules.deck_size} cards) cannot deal a card to each of "
+            f"{num_players} players; use ranks of at least {-(-num_players // 4)}"
+        )
+    return num_players
 
 
 def check_count(name: str, value, minimum: int = 1) -> int:

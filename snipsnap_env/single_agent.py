@@ -28,7 +28,7 @@ from .aec import ILLEGAL_REWARD, check_options
 from .engine import NUM_ACTIONS, Match, as_action
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
-from .rules import check_num_players, make_rules
+from .rules import check_table, make_rules
 from .training_signal import DEFAULT_ROLLOUTS, signal_for
 
 OpponentPolicy = Callable[[dict], int]  # an AEC observation dict -> action, e.g. any agents.Policy
@@ -57,8 +57,8 @@ class SingleSeatEnv(gymnasium.Env):
         reward: str = "chips",
         reward_rollouts: int = DEFAULT_ROLLOUTS,
     ):
-        self.num_players = check_num_players(num_players)
         self.rules = make_rules(rules)
+        self.num_players = check_table(self.rules, num_players)
         if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (len(opponents) == 0 or not all(callable(p) for p in opponents)):

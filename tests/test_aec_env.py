@@ -192,7 +192,7 @@ def test_bad_rules_options_are_clear_errors():
     [
         ([list(range(26)), list(range(26, 52))], "hands must be a list of 3 hands"),
         ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [0]], r"repeated: \[0\], missing: \[51\]"),
-        ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [52]], r"out of range: \[52\]"),
+        ([list(range(20)), list(range(20, 40)), list(range(40, 51)) + [52]], r"not in the deck: \[52\]"),
         ([list(range(52)), [], []], r"hands\[1\] is empty"),
         ([list(range(50)), ["x"], [51]], r"hands\[1\] holds \['x'\]: card ids are whole numbers"),
         ([list(range(50)), [50.0], [51]], r"hands\[1\] holds \[50.0\]: card ids are whole numbers"),

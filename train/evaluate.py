@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from snipsnap_env.rules import PRESETS, check_num_players
+from snipsnap_env.rules import check_num_players, check_rules_spec
 
 from .measure.candidates import add_variance_flag, made, make_candidate, model_files
 from .measure.paired import PairedDeals, Row, play_candidates, summarise
@@ -114,8 +114,7 @@ def prepare(
     opponents')."""
     check_num_players(num_players)
     deal_count.check("deals", deals)  # at least 2 (a confidence interval needs two), at most what memory holds
-    if rules not in PRESETS:
-        raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+    check_rules_spec(rules)
     candidates = [name for name in references if name not in candidates] + list(candidates)
     policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
     settings = {
@@ -199,7 +198,7 @@ def _measure(
     trust_model=False,
 ):
     """The tables of differences to each of ``references``, and their title (printed unless ``quiet``)."""
-    paired = PairedDeals.draw(deals, num_players, len(opponents), seed)
+    paired = PairedDeals.draw(deals, num_players, len(opponents), seed, rules)
     progress = progress_bar(
         total=deals * len(policies), unit="deal", unit_scale=True, disable=quiet or not progress, desc="evaluating"
     )

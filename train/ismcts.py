@@ -152,7 +152,7 @@ def run_tables(args, folder) -> list[dict]:
     the tables are the same bytes for a seed, wall time is not)."""
     records = []
     for players in args.players:
-        deals = PairedDeals.draw(args.deals, players, 1, args.seed + players)
+        deals = PairedDeals.draw(args.deals, players, 1, args.seed + players, args.rules)
         results, seconds = {}, {}
         for name in args.candidates:
             results[name], seconds[name] = play_candidate(

@@ -107,7 +107,8 @@ def play_table(settings: Settings, players: int, index: int) -> dict:
     seed = table_seed(settings, players, index) % 2**31
     seated = seat_agents(settings, players, index)
     policies = [make_candidate(spec, seed + i, trust_model=settings.trust_model) for i, spec in enumerate(seated)]
-    paired, order = PairedDeals.draw(settings.deals, players, 1, seed), arrangements(settings.deals, players, seed)
+    paired = PairedDeals.draw(settings.deals, players, 1, seed, settings.rules)
+    order = arrangements(settings.deals, players, seed)
     chips = play_rotations(policies, paired, settings.rules, seed, False, order)
     return {"players": players, "index": index, "agents": seated, "chips": chips.round(6).tolist()}
 

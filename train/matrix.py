@@ -102,7 +102,7 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
             path = Path(folder) / "trained.zip"
             path.write_bytes(model)
             policies[TRAINED] = agents.make("ppo", path=str(path), seed=seed)
-        paired = PairedDeals.draw(deals, cell.players, len(cell.pool), seed)
+        paired = PairedDeals.draw(deals, cell.players, len(cell.pool), seed, cell.rules)
         return play_candidates(
             policies, cell.pool, paired, cell.rules, seed, variance_reduction=settings.variance_reduction,
             trust_model=trust,
@@ -300,11 +300,11 @@ def plot_heatmap(settings: Settings, rows: list[dict], folder, title: str) -> No
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
-    from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+    from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
     job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
-    job.add_argument("--rules", nargs="+", default=["scarne"], choices=sorted(PRESETS), help="rules presets")
+    add_flag(job, "rules", nargs="+", default=["scarne"])
     add_flag(job, "opponents", default=["random", "most_copies"], help="opponent pools ('a+b' mixes a and b)")
     job.add_argument(
         "--agents",

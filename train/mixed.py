@@ -34,7 +34,7 @@ def play_mixed(
     seats = list(specs) + [specs[-1]] * (num_players - len(specs))
     policies = [make_candidate(spec, seed + i, trust_model=trust_model) for i, spec in enumerate(seats)]
     order = arrangements(deals, num_players, seed)
-    paired = PairedDeals.draw(deals, num_players, 1, seed)
+    paired = PairedDeals.draw(deals, num_players, 1, seed, rules)
     chips = play_rotations(policies, paired, rules, seed, progress, order)
     table = {}
     for name in dict.fromkeys(seats):

@@ -33,7 +33,7 @@ from snipsnap_env.kernel import (
     rule_codes,
     uniform,
 )
-from snipsnap_env.rules import PRESETS, check_count, check_num_players, make_rules
+from snipsnap_env.rules import check_count, check_num_players, check_rules_spec, make_rules
 
 from .measure.paired import PairedDeals, Row, play_paired, summarise
 from .runner.cli import add_flag, at_least, new_parser, refuse_repeats
@@ -96,10 +96,9 @@ def bound(num_players: int, opponent: str, rules: str = "scarne", deals: int = 2
     check_num_players(num_players)
     if opponent not in POLICIES:
         raise ValueError(f"opponent {opponent!r}: the play-outs need a policy the kernel plays: {', '.join(POLICIES)}")
-    if rules not in PRESETS:
-        raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
+    check_rules_spec(rules)
     check_count("repeats", repeats)
-    paired = PairedDeals.draw(check_count("deals", deals), num_players, 1, seed)
+    paired = PairedDeals.draw(check_count("deals", deals), num_players, 1, seed, rules)
     results = {
         "most_copies": play_paired(
             agents.make("most_copies", seed=seed), [agents.make(opponent, seed=seed + 1)], paired, rules, seed=seed

@@ -71,7 +71,7 @@ def paired_gains(agent: str, kind: str, players: int, deals: int, seed: int, var
     policies, _ = prepare(
         ["most_copies", agent], pool, players, RULES, deals, seed, ("most_copies",), trust, variance_reduction
     )
-    paired = PairedDeals.draw(deals, players, len(pool), seed)
+    paired = PairedDeals.draw(deals, players, len(pool), seed, RULES)
     chips = play_candidates(policies, pool, paired, RULES, seed, variance_reduction=variance_reduction,
                             trust_model=trust)  # fmt: skip
     return np.atleast_2d(chips[agent])[-1] - np.atleast_2d(chips["most_copies"])[-1]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import agents
-from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players, check_rules_spec
 
 from ..runner.cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
 from ..runner.run_folder import check_folder_name
@@ -22,7 +22,7 @@ SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.lea
 @dataclass
 class Args:
     num_players: int = arg(6, "players at the table, 3..8", flag="players")
-    rules: str = arg("scarne", f"rules preset: {', '.join(PRESETS)}")
+    rules: str = arg("scarne", f"rules preset ({', '.join(PRESETS)}) or <preset>:<option>=<value>,...")
     opponents: tuple[str, ...] = arg(
         ("random",),
         "the opponents' pool, one drawn per seat per episode: agent names; 'self', a seat the learner holds too "
@@ -116,8 +116,7 @@ class Args:
     def __post_init__(self):
         check_fields(self)  # every number, before any work
         check_num_players(self.num_players)
-        if self.rules not in PRESETS:
-            raise ValueError(f"unknown rules preset {self.rules!r}; known presets: {', '.join(PRESETS)}")
+        check_rules_spec(self.rules)
         for name in self.teacher_opponents:
             if name not in agents.names():
                 raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")

@@ -38,6 +38,7 @@ class PairedEvaluation(_callback_base()):
             args.num_players,
             len(evaluation_opponents(args)),
             stream_seed(args.seed, "evaluation deals"),
+            args.rules,
         )
         # a resumed run keeps the best model it already had unless a new evaluation beats it, and counts its
         # training time on from the last evaluation it kept

@@ -12,7 +12,8 @@ import numpy as np
 
 from agents.scripted import kernel_name
 from snipsnap_env.batch import BatchEnv, play_given_deals, play_seated
-from snipsnap_env.cards import NUM_CARDS
+from snipsnap_env.cards import NUM_CARDS, deck
+from snipsnap_env.rules import make_rules
 
 Z95 = 1.959964
 
@@ -28,13 +29,15 @@ class PairedDeals:
     opponent_index: np.ndarray  # (D, N)
 
     @classmethod
-    def draw(cls, num_deals: int, num_players: int, pool_size: int, seed: int) -> "PairedDeals":
-        """``num_deals`` shuffled deals from ``seed``; the candidate's seat cycles round the table."""
+    def draw(cls, num_deals: int, num_players: int, pool_size: int, seed: int, rules=None) -> "PairedDeals":
+        """``num_deals`` shuffled deals from ``seed`` (of the deck ``rules`` deals: the whole pack by default, the
+        same deals as ever); the candidate's seat cycles round the table."""
         rng = np.random.default_rng(seed)
         dealers = rng.integers(num_players, size=num_deals)
-        pack = rng.random((num_deals, NUM_CARDS)).argsort(axis=1)
-        owners = np.empty((num_deals, NUM_CARDS), np.int64)
-        np.put_along_axis(owners, pack, (dealers[:, None] + 1 + np.arange(NUM_CARDS)) % num_players, axis=1)
+        cards = np.asarray(deck(make_rules(rules).ranks))
+        pack = cards[rng.random((num_deals, len(cards))).argsort(axis=1)]
+        owners = np.full((num_deals, NUM_CARDS), -1, np.int64)  # −1: a card a small deck leaves out
+        np.put_along_axis(owners, pack, (dealers[:, None] + 1 + np.arange(len(cards))) % num_players, axis=1)
         seats = np.arange(num_deals) % num_players
         opponent_index = rng.integers(pool_size, size=(num_deals, num_players))
         return cls(owners, dealers, seats, opponent_index)

@@ -27,7 +27,7 @@ import sys
 import typing
 
 from snipsnap_env.install import install_hint
-from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS
+from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_rules_spec
 
 
 def players(text: str) -> int:
@@ -36,6 +36,14 @@ def players(text: str) -> int:
     if not MIN_PLAYERS <= value <= MAX_PLAYERS:
         raise argparse.ArgumentTypeError(f"{value} players; allowed: {MIN_PLAYERS} to {MAX_PLAYERS}")
     return value
+
+
+def rules_spec(text: str) -> str:
+    """An argparse type: a rules preset, or a preset with options (``snipsnap_env.rules.make_rules``)."""
+    try:
+        return check_rules_spec(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class Number:
@@ -105,7 +113,12 @@ def check_fields(instance) -> None:
 
 FLAGS = {
     "players": dict(type=players, default=6, help="players at the table, 3..8"),
-    "rules": dict(default="scarne", choices=sorted(PRESETS), help="rules preset"),
+    "rules": dict(
+        type=rules_spec,
+        default="scarne",
+        help=f"rules preset ({', '.join(sorted(PRESETS))}), or a preset with options, <preset>:<option>=<value>,... "
+        "(e.g. scarne:ranks=3, the small research deck)",
+    ),
     "opponents": dict(nargs="+", default=["random"], help="the opponents' pool: agent names"),
     "seed": dict(type=at_least(0), default=0, help="seed of every random stream of the job"),
     "deals": dict(type=deal_count, default=20_000, help="paired deals to evaluate on"),
