@@ -21,8 +21,8 @@ import numpy as np
 
 from . import batch_kernels
 from .cards import NUM_CARDS, NUM_RANKS, deck
-from .engine import NUM_ACTIONS, Deal
-from .kernel import DEALER, NOT_LED, PUBLIC, STATE, TO_ACT, policy_codes, rule_codes, seed_streams
+from .engine import NUM_ACTIONS, PASS, Deal
+from .kernel import DEALER, NOT_LED, PUBLIC, STATE, TO_ACT, WINNER, policy_codes, rule_codes, seed_streams
 from .observation import OBS_DIM, table_template
 from .rules import MAX_PLAYERS, check_count, check_table, make_rules
 
@@ -134,10 +134,13 @@ class BatchEnv:
 
     # ---- observing ------------------------------------------------------------------------------------
     def observe(self):
-        """``(obs, mask)`` for the seat to act in every game (all at a real choice)."""
+        """``(obs, mask)`` for the seat to act in every game: at a real choice, or (possible only on a small
+        research deck, ``Rules.ranks``) in a deal that ended before any, whose one legal action is the pass, a
+        no-op whose step reports the deal's end."""
         batch_kernels.observe_games(
             self.to_act, self._template, self._rule_codes, self.games.state, self._obs, self._mask
         )
+        self._mask[self.games.public[:, WINNER] >= 0, PASS] = 1
         return self._obs.copy(), self._mask.copy()
 
     # ---- playing --------------------------------------------------------------------------------------

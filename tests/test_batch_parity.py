@@ -37,10 +37,10 @@ def rule_sets(num_players: int) -> list[Rules]:
     return list(PRESETS.values()) + [random_rules(rng) for _ in range(6)]
 
 
-def random_deals(num_players: int, seed: int, games: int = GAMES):
+def random_deals(num_players: int, seed: int, games: int = GAMES, ranks: int = 13):
     rng = np.random.default_rng(seed)
     dealers = rng.integers(num_players, size=games)
-    hands = [deal_pack(shuffled_pack(rng), num_players, int(d)) for d in dealers]
+    hands = [deal_pack(shuffled_pack(rng, ranks), num_players, int(d)) for d in dealers]
     choices = rng.random((games, MAX_DECISIONS))  # the i-th real choice of game b picks by choices[b, i]
     return hands, dealers, choices
 
@@ -76,7 +76,8 @@ def play_batch(rules, num_players, hands, dealers, choices):
     while not finished.all():
         actions = np.zeros(games, np.int64)
         for b in np.flatnonzero(~finished):
-            observations[b].append((obs[b].copy(), mask[b].copy()))
+            if mask[b].sum() > 1:  # a real choice (a small deck's deal can end before any: the pass is its no-op)
+                observations[b].append((obs[b].copy(), mask[b].copy()))
             actions[b] = pick(list(np.flatnonzero(mask[b])), choices[b, decisions[b]])
             decisions[b] += 1
         obs, mask, _, dones, infos = env.step(actions, active=~finished)
@@ -89,7 +90,9 @@ def play_batch(rules, num_players, hands, dealers, choices):
 def test_every_rules_option_is_read_by_the_kernel_or_named_as_not():
     fields = {field.name for field in dataclasses.fields(Rules)}
     assert fields == set(kernel.RULE_CODES) | set(kernel.NOT_IN_KERNEL)
-    assert fields - {"starting_chips"} == set(CHOICES)
+    # the options an observation's rules block encodes; not the balance, not the research deck (its missing
+    # ranks show in the played column)
+    assert fields - {"starting_chips", "ranks"} == set(CHOICES)
 
 
 @pytest.mark.parametrize("num_players", TABLES)
@@ -104,6 +107,25 @@ def test_batch_matches_engine_over_random_rule_combinations(num_players):
             np.testing.assert_allclose(scores[b], score, err_msg=where)
             assert len(observations[b]) == len(single), where
             for (batch_obs, batch_mask), (single_obs, single_mask) in zip(observations[b], single):
+                np.testing.assert_allclose(batch_obs, single_obs, rtol=1e-6, atol=1e-7, err_msg=where)
+                np.testing.assert_array_equal(batch_mask, single_mask, err_msg=where)
+
+
+@pytest.mark.parametrize("num_players", TABLES)
+def test_batch_matches_engine_on_small_decks(num_players):
+    """The research deck (``Rules.ranks``): every deck that gives each seat a card, under random rule options."""
+    rng = np.random.default_rng(num_players)
+    for ranks in range(-(-num_players // 4), 13):
+        rules = random_rules(rng)
+        rules = rules.replace(ranks=ranks, opening=rules.opening if ranks > 5 else "any")
+        hands, dealers, choices = random_deals(num_players, seed=ranks, games=8, ranks=ranks)
+        scores, winners, turns, observations = play_batch(rules, num_players, hands, dealers, choices)
+        for b in range(len(hands)):
+            score, winner, turn_count, single = play_single(rules, num_players, hands[b], dealers[b], choices[b])
+            where = f"{rules}, game {b}"
+            assert (winners[b], turns[b]) == (winner, turn_count), where
+            np.testing.assert_allclose(scores[b], score, err_msg=where)
+            for (batch_obs, batch_mask), (single_obs, single_mask) in zip(observations[b], single, strict=True):
                 np.testing.assert_allclose(batch_obs, single_obs, rtol=1e-6, atol=1e-7, err_msg=where)
                 np.testing.assert_array_equal(batch_mask, single_mask, err_msg=where)
 
