@@ -179,6 +179,18 @@ def _branch(worlds, members, action: int) -> list[tuple[float, Match]]:
     return branch
 
 
+def values_over_deals(policy, rules, seat: int, dealer: int, deals) -> tuple[float, float]:
+    """The best response's and the target's chips in ``seat``, summed over ``deals``, ``(matrix, probability)``
+    pairs from ``dealer`` (every holdings matrix, or any subset: a deal partly known)."""
+    rules = make_rules(rules)
+    by_row: dict[tuple, list[tuple[float, Match]]] = {}  # the worlds of each hand the responder may be dealt
+    for matrix, probability in deals:
+        by_row.setdefault(tuple(matrix[seat]), []).append((probability, _deal(rules, matrix, dealer)))
+    best = sum(_Walk(policy, seat, True).value(copy.deepcopy(worlds)) for worlds in by_row.values())
+    own = sum(_Walk(policy, seat, False).value(worlds) for worlds in by_row.values())
+    return best, own
+
+
 def best_response_value(policy, num_players: int, rules="scarne:ranks=3", seat: int = 0) -> ExactValues:
     """The exact values of a best response and of the target in ``seat`` at a table of ``num_players - 1``
     copies of the target ``policy``, the dealer uniform over the seats (so averaged over the seat's
@@ -194,13 +206,11 @@ def best_response_value(policy, num_players: int, rules="scarne:ranks=3", seat: 
     for dealer in range(num_players):
         sizes = hand_sizes(num_players, rules.deck_size, dealer)
         deals = math.factorial(rules.deck_size) // math.prod(map(math.factorial, sizes))
-        by_row: dict[tuple, list[tuple[float, Match]]] = {}
-        for matrix, count in holdings(sizes, rules.ranks):
-            by_row.setdefault(tuple(matrix[seat]), []).append((count / deals, _deal(rules, matrix, dealer)))
-        best = sum(_Walk(policy, seat, True).value(copy.deepcopy(w)) for w in by_row.values())
-        own = sum(_Walk(policy, seat, False).value(w) for w in by_row.values())
+        weighted = [(matrix, count / deals) for matrix, count in holdings(sizes, rules.ranks)]
+        best, own = values_over_deals(policy, rules, seat, dealer, weighted)
         best_values.append(best)
         target_values.append(own)
+
     def by_position(values):  # position k (the dealer's left: 0) is the seat's when the dealer sits k + 1 to its right
         return tuple(float(values[(seat - 1 - k) % num_players]) for k in range(num_players))
 
