@@ -99,16 +99,21 @@ def test_every_rules_option_is_read_by_the_kernel_or_named_as_not():
 def test_batch_matches_engine_over_random_rule_combinations(num_players):
     for index, rules in enumerate(rule_sets(num_players)):
         hands, dealers, choices = random_deals(num_players, seed=num_players * 1000 + index)
-        scores, winners, turns, observations = play_batch(rules, num_players, hands, dealers, choices)
-        for b in range(len(hands)):
-            score, winner, turn_count, single = play_single(rules, num_players, hands[b], dealers[b], choices[b])
-            where = f"{rules}, game {b}"
-            assert (winners[b], turns[b]) == (winner, turn_count), where
-            np.testing.assert_allclose(scores[b], score, err_msg=where)
-            assert len(observations[b]) == len(single), where
-            for (batch_obs, batch_mask), (single_obs, single_mask) in zip(observations[b], single):
-                np.testing.assert_allclose(batch_obs, single_obs, rtol=1e-6, atol=1e-7, err_msg=where)
-                np.testing.assert_array_equal(batch_mask, single_mask, err_msg=where)
+        assert_same_play(rules, num_players, hands, dealers, choices)
+
+
+def assert_same_play(rules, num_players, hands, dealers, choices):
+    """The batch and the engine play the same deals alike: results, and every real choice's observation and mask."""
+    scores, winners, turns, observations = play_batch(rules, num_players, hands, dealers, choices)
+    for b in range(len(hands)):
+        score, winner, turn_count, single = play_single(rules, num_players, hands[b], dealers[b], choices[b])
+        where = f"{rules}, game {b}"
+        assert (winners[b], turns[b]) == (winner, turn_count), where
+        np.testing.assert_allclose(scores[b], score, err_msg=where)
+        assert len(observations[b]) == len(single), where
+        for (batch_obs, batch_mask), (single_obs, single_mask) in zip(observations[b], single):
+            np.testing.assert_allclose(batch_obs, single_obs, rtol=1e-6, atol=1e-7, err_msg=where)
+            np.testing.assert_array_equal(batch_mask, single_mask, err_msg=where)
 
 
 @pytest.mark.parametrize("num_players", TABLES)
@@ -119,15 +124,7 @@ def test_batch_matches_engine_on_small_decks(num_players):
         rules = random_rules(rng)
         rules = rules.replace(ranks=ranks, opening=rules.opening if ranks > 5 else "any")
         hands, dealers, choices = random_deals(num_players, seed=ranks, games=8, ranks=ranks)
-        scores, winners, turns, observations = play_batch(rules, num_players, hands, dealers, choices)
-        for b in range(len(hands)):
-            score, winner, turn_count, single = play_single(rules, num_players, hands[b], dealers[b], choices[b])
-            where = f"{rules}, game {b}"
-            assert (winners[b], turns[b]) == (winner, turn_count), where
-            np.testing.assert_allclose(scores[b], score, err_msg=where)
-            for (batch_obs, batch_mask), (single_obs, single_mask) in zip(observations[b], single, strict=True):
-                np.testing.assert_allclose(batch_obs, single_obs, rtol=1e-6, atol=1e-7, err_msg=where)
-                np.testing.assert_array_equal(batch_mask, single_mask, err_msg=where)
+        assert_same_play(rules, num_players, hands, dealers, choices)
 
 
 def observe_in_kernel(match: Match, seat: int):
