@@ -67,7 +67,7 @@ def shuffled_pack(rng: np.random.Generator, ranks: int = NUM_RANKS) -> list[int]
 def deal_pack(pack: list[int], num_players: int, dealer: int) -> list[list[int]]:
     """Deal the whole pack one card at a time clockwise, starting with the dealer's left (RULES.md §1.4).
 
-    The first ``52 mod N`` seats (deck size mod N) from the dealer's left get one card more.
+    The first (deck size mod N) seats from the dealer's left get one card more: ``52 mod N`` with the pack.
     """
     hands: list[list[int]] = [[] for _ in range(num_players)]
     for i, card in enumerate(pack):
