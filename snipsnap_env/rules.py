@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cards import CARDS_PER_RANK
+
 MIN_PLAYERS = 3
 MAX_PLAYERS = 8
 
@@ -104,7 +106,7 @@ class Rules:
     @property
     def deck_size(self) -> int:
         """Cards in the deck: 52, or 4 per rank of a small research deck."""
-        return 4 * self.ranks
+        return CARDS_PER_RANK * self.ranks
 
     @property
     def opening_rank(self) -> int | None:

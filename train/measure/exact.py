@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snipsnap_env.cards import CARDS_PER_RANK, card_id
+from snipsnap_env.cards import CARDS_PER_RANK, card_id, deal_pack
 from snipsnap_env.engine import Match
 from snipsnap_env.observation import encode
 from snipsnap_env.rules import check_table, make_rules
@@ -47,11 +47,8 @@ class ExactValues:
 
 
 def hand_sizes(num_players: int, deck_size: int, dealer: int) -> list[int]:
-    """Cards dealt to each seat from ``dealer``'s left, one at a time (RULES.md §1.4)."""
-    sizes = [deck_size // num_players] * num_players
-    for i in range(deck_size % num_players):
-        sizes[(dealer + 1 + i) % num_players] += 1
-    return sizes
+    """Cards dealt to each seat from ``dealer``'s left, one at a time (RULES.md §1.4, as ``deal_pack`` deals)."""
+    return [len(hand) for hand in deal_pack(list(range(deck_size)), num_players, dealer)]
 
 
 def holdings(sizes: list[int], ranks: int):
@@ -88,7 +85,15 @@ def count_worlds(num_players: int, rules) -> int:
     )
 
 
-class UnknownProbabilities(ValueError):
+class NoExactAnswer(ValueError):
+    """No exact best response here: the deck is too large, or the target's probabilities are unknown."""
+
+
+class DeckTooLarge(NoExactAnswer):
+    """More holdings matrices than ``MAX_WORLDS``."""
+
+
+class UnknownProbabilities(NoExactAnswer):
     """The target's action probabilities are not known exactly (a search draws its own)."""
 
 
@@ -194,11 +199,11 @@ def values_over_deals(policy, rules, seat: int, dealer: int, deals) -> tuple[flo
 def best_response_value(policy, num_players: int, rules="scarne:ranks=3", seat: int = 0) -> ExactValues:
     """The exact values of a best response and of the target in ``seat`` at a table of ``num_players - 1``
     copies of the target ``policy``, the dealer uniform over the seats (so averaged over the seat's
-    positions); a ValueError if the deck is too large to enumerate (``MAX_WORLDS`` matrices)."""
+    positions); :class:`DeckTooLarge` if the deck is too large to enumerate (``MAX_WORLDS`` matrices)."""
     rules = make_rules(rules)
     check_table(rules, num_players)
     if (worlds := count_worlds(num_players, rules)) > MAX_WORLDS:
-        raise ValueError(
+        raise DeckTooLarge(
             f"{worlds:,} holdings matrices at {num_players} players with a deck of {rules.ranks} ranks: more than the "
             f"{MAX_WORLDS:,} an exact best response enumerates; use a smaller deck (rules <preset>:ranks=<k>)"
         )
