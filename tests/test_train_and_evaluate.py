@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -77,6 +79,9 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
     "argv, words",
     [
         (["--opponents", "smart"], "unknown opponent 'smart'"),
+        (["--opponents", "ppo:no/such.zip"], "opponent 'ppo:no/such.zip': no PPO model file at no/such.zip"),
+        (["--opponents", "pimc:8"], "opponent 'pimc:8': an agent's name or ppo:<model file>"),
+        (["--teacher-opponents", "ppo:"], "opponent 'ppo:': an agent's name or ppo:<model file>"),
         (["--rules", "snap"], "unknown rules preset 'snap'"),
         (["--policy", "cnn"], "policy got 'cnn'"),
         (["--rank-head", "32"], "rank_head got (32,)"),
@@ -114,6 +119,23 @@ def test_training_bad_arguments_are_clear_errors(argv, words, capsys):
     with pytest.raises(SystemExit):
         train_ppo.main(argv)
     assert words in capsys.readouterr().err
+
+
+def test_a_run_against_a_model_file_is_keyed_by_its_bytes(tmp_path, capsys):
+    """--opponents ppo:<file>: the run plays that file's copies and records its SHA-256, so a file replaced
+    under the same name is refused on resume (another opponent is another run), not trained against silently."""
+    import shutil
+
+    file = tmp_path / "opponent.zip"
+    shutil.copy(agents.make("ppo_scratch").path, file)
+    argv = SMOKE + ["--opponents", f"ppo:{file}", "most_copies", "--runs", str(tmp_path), "--run-name", "vs_file"]
+    train_ppo.main([*argv, "--total-timesteps", "256"])
+    recorded = json.loads((tmp_path / "vs_file" / "args.json").read_text())
+    assert list(recorded["model_files"]) == [f"ppo:{file}"]  # most_copies has no file
+    shutil.copy(agents.make("ppo_distilled").path, file)
+    with pytest.raises(SystemExit):
+        train_ppo.main([*argv, "--total-timesteps", "512", "--resume"])
+    assert "model_files" in capsys.readouterr().err
 
 
 def test_resume_of_a_run_that_is_not_there_is_refused_and_leaves_nothing(tmp_path, capsys):

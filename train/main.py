@@ -13,10 +13,10 @@ Training options (``--total-timesteps``, ``--opponents``, …) are those of ``py
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from . import evaluate, train_ppo
+from .learn.args import run_settings
 from .runner.cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
 from .runner.job import Job, Plan
 from .runner.run_folder import MAY_CHANGE
@@ -40,7 +40,7 @@ def check(flags) -> Plan:
     refused, before any training)."""
     require("train", *train_ppo.TRAINING_MODULES)
     args = from_namespace(train_ppo.Args, flags)
-    run = {key: value for key, value in dataclasses.asdict(args).items() if key not in MAY_CHANGE}
+    run = {key: value for key, value in run_settings(args).items() if key not in MAY_CHANGE}
     settings = {"run": run, "deals": flags.deals}
     run_dir = Path(args.out_dir) / args.run_name
 

@@ -26,11 +26,20 @@ import signal
 import time
 from pathlib import Path
 
-import agents
 from agents.threads import set_torch_threads
 
 from .learn import resume_point
-from .learn.args import SELF, SNAPSHOT, STREAMS, Args, ppo_tables, save_run_model, stream_seed
+from .learn.args import (
+    SELF,
+    SNAPSHOT,
+    STREAMS,
+    Args,
+    make_opponent,
+    ppo_tables,
+    run_settings,
+    save_run_model,
+    stream_seed,
+)  # fmt: skip
 from .learn.checkpoints import (
     EVAL_COLUMNS,
     RunState,
@@ -90,7 +99,7 @@ def make_vec_env(args: Args, seed: int, pool: list | None = None):
                 args.num_players,
                 args.rules,
                 opponents=[
-                    agents.make(n, seed=stream_seed(seed, "opponents", i, j)) for j, n in enumerate(args.opponents)
+                    make_opponent(n, stream_seed(seed, "opponents", i, j)) for j, n in enumerate(args.opponents)
                 ],
             )
 
@@ -130,7 +139,7 @@ def plot_learning_curve(folder: RunFolder, args: Args) -> Path | None:
 def train(args: Args) -> Path:
     """Train (or resume) a run in its own folder; return the path of its final model."""
     run_dir = Path(args.out_dir) / args.run_name
-    with RunFolder(run_dir, dataclasses.asdict(args), resume=args.resume, overwrite=args.overwrite) as folder:
+    with RunFolder(run_dir, run_settings(args), resume=args.resume, overwrite=args.overwrite) as folder:
         return _train(args, folder)
 
 
@@ -140,7 +149,7 @@ def train_or_reuse(args: Args) -> Path:
     start. A folder holding a run with other settings is an error unless ``--overwrite``."""
     run_dir = Path(args.out_dir) / args.run_name
     recorded = recorded_settings(run_dir)
-    difference = [] if recorded is None else settings_difference(recorded, dataclasses.asdict(args))
+    difference = [] if recorded is None else settings_difference(recorded, run_settings(args))
     if difference and not args.overwrite:
         raise OtherSettings(
             f"{run_dir} holds a run with other settings ({'; '.join(difference)}); "

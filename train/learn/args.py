@@ -17,6 +17,38 @@ from .critics import CRITICS, critic_named
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
 SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
+MODEL_FILE = "ppo:"  # in --opponents and --teacher-opponents: ppo:<model file>, a learned agent by its file
+
+
+def make_opponent(spec: str, seed: int = 0, also: tuple[str, ...] = ()):
+    """A training opponent: an agent's name or ``ppo:<model file>`` (a model in the project's format), or a
+    ValueError naming what is wrong with ``spec`` (``also``: the pool's other words, for the message)."""
+    name, colon, path = spec.partition(":")
+    if not colon and name not in agents.names():
+        raise ValueError(f"unknown opponent {spec!r}; known: {', '.join([*agents.names(), *also])} or ppo:<model file>")
+    if colon and (name + colon != MODEL_FILE or not path):
+        raise ValueError(f"opponent {spec!r}: an agent's name or ppo:<model file> (e.g. ppo:runs/a/final_model.zip)")
+    try:
+        return agents.make("ppo", path=path, seed=seed) if colon else agents.make(name, seed=seed)
+    except (ValueError, FileNotFoundError) as error:  # a missing or unreadable file, said with its path
+        raise ValueError(f"opponent {spec!r}: {error}") from None
+
+
+def opponent_files(args) -> dict[str, str]:
+    """The SHA-256 of every model file a run learns from or against (its opponents', its teacher's opponents',
+    its --init-from): a run is keyed by them, so that a file replaced under the same name is another run."""
+    from ..runner.manifest import sha256
+
+    specs = {*args.opponents, *args.teacher_opponents} - {SELF, SNAPSHOT}
+    paths = {spec: getattr(make_opponent(spec), "path", None) for spec in sorted(specs)}
+    files = {spec: sha256(path) for spec, path in paths.items() if path is not None}
+    return files | ({"init_from": sha256(args.init_from)} if args.init_from else {})
+
+
+def run_settings(args) -> dict:
+    """What a run's folder records and checks on resume: its settings, and the model files behind them."""
+    files = opponent_files(args)
+    return dataclasses.asdict(args) | ({"model_files": files} if files else {})
 
 
 @dataclass
@@ -25,7 +57,8 @@ class Args:
     rules: str = arg("scarne", f"rules preset ({', '.join(PRESETS)}) or <preset>:<option>=<value>,...")
     opponents: tuple[str, ...] = arg(
         ("random",),
-        "the opponents' pool, one drawn per seat per episode: agent names; 'self', a seat the learner holds too "
+        "the opponents' pool, one drawn per seat per episode: agent names or ppo:<model file>; 'self', a seat the "
+        "learner holds too "
         "(self-play, with --critic rollouts); 'snapshot', frozen copies of the learner (--snapshot-every)",
     )
     pure_tables: float = arg(
@@ -64,7 +97,8 @@ class Args:
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
     teacher_opponents: tuple[str, ...] = arg(
         ("random", "most_copies"),
-        "the opponents at the teacher's tables, one drawn per seat per deal; the teacher models each as seated",
+        "the opponents at the teacher's tables (agent names or ppo:<model file>), one drawn per seat per deal; the "
+        "teacher models each as seated",
     )
     teacher_rounds: int = arg(
         1, "DAgger rounds after the first: label the positions the learned policy reaches", check=at_least(0)
@@ -118,12 +152,10 @@ class Args:
         check_num_players(self.num_players)
         check_rules_spec(self.rules)
         for name in self.teacher_opponents:
-            if name not in agents.names():
-                raise ValueError(f"unknown opponent {name!r}; known agents: {', '.join(agents.names())}")
+            make_opponent(name)
         for name in self.opponents:
-            if name not in (*agents.names(), SELF, SNAPSHOT):
-                known = ", ".join([*agents.names(), SELF, SNAPSHOT])
-                raise ValueError(f"unknown opponent {name!r}; known: {known}")
+            if name not in (SELF, SNAPSHOT):
+                make_opponent(name, also=(SELF, SNAPSHOT))
         learners = {SELF, SNAPSHOT} & set(self.opponents)
         if learners and self.vec != "batch":
             raise ValueError(f"--opponents {' '.join(sorted(learners))} needs --vec batch")

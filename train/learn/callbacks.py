@@ -14,7 +14,7 @@ import agents
 from ..measure.paired import PairedDeals, mean_ci, play_paired
 from ..runner.run_folder import RunFolder
 from . import resume_point
-from .args import Args, save_run_model, stream_seed
+from .args import Args, make_opponent, save_run_model, stream_seed
 from .checkpoints import RunState, append_eval_row, read_eval_rows, save_checkpoint
 from .live_policy import LivePolicy
 from .pool import evaluation_opponents
@@ -58,7 +58,7 @@ class PairedEvaluation(_callback_base()):
     def _pool(self) -> list:
         names = evaluation_opponents(self.args)
         return [
-            agents.make(n, seed=stream_seed(self.args.seed, "evaluation opponents", i)) for i, n in enumerate(names)
+            make_opponent(n, stream_seed(self.args.seed, "evaluation opponents", i)) for i, n in enumerate(names)
         ]
 
     def evaluate(self) -> None:

@@ -26,6 +26,7 @@ from snipsnap_env.kernel import POLICIES, policy_codes
 from snipsnap_env.rules import MAX_PLAYERS
 
 from ..runner.cli import progress_bar
+from .args import make_opponent
 from .live_policy import LivePolicy
 
 
@@ -185,10 +186,10 @@ def distill(model, args, log=print) -> dict:
     """Pretrain ``model``'s policy on the teacher's choices over ``args.teacher_players`` (and DAgger rounds);
     return diagnostics: accuracy per round and the teacher's mean value gap over most_copies."""
 
-    pool = [agents.make(name, seed=args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]
+    pool = [make_opponent(name, args.seed + 1 + i) for i, name in enumerate(args.teacher_opponents)]
     models = None  # a model_search teacher's own copies of the opponents (their streams apart from the table's)
     if args.teacher.startswith("model_search"):
-        models = [agents.make(name, seed=args.seed + 101 + i) for i, name in enumerate(args.teacher_opponents)]
+        models = [make_opponent(name, args.seed + 101 + i) for i, name in enumerate(args.teacher_opponents)]
     teacher = teacher_from_spec(args.teacher, args.seed, models)
     # the teacher models each opponent as the policy seated there: any policy for model_search (its
     # index in the pool), when the kernel can play them all for pimc (its kernel code)

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import agents
-
-from .args import SELF, SNAPSHOT, Args, stream_seed
+from .args import SELF, SNAPSHOT, Args, make_opponent, stream_seed
 
 
 def opponent_pool(args: Args, seed: int) -> list:
@@ -32,7 +30,7 @@ def opponent_pool(args: Args, seed: int) -> list:
             return vec_env.SELF
         if name == SNAPSHOT:
             return Snapshots(seed_i, in_kernel=args.policy == "rank_shared")
-        return agents.make(name, seed=seed_i)
+        return make_opponent(name, seed_i)
 
     return [member(i, name) for i, name in enumerate(args.opponents)]
 
@@ -45,7 +43,7 @@ def training_pool(env) -> list:
 
 def evaluation_opponents(args: Args) -> list[str]:
     """The agents of the training pool (the learner's copies and snapshots aside); random lead choice if none."""
-    return [name for name in args.opponents if name in agents.names()] or ["random"]
+    return [name for name in args.opponents if name not in (SELF, SNAPSHOT)] or ["random"]
 
 
 def tables_of(env) -> list:
