@@ -35,6 +35,7 @@ MAX_LAYER = 4096  # units per layer a file may ask for
 MAX_LAYERS = 8
 MAX_WEIGHTS_BYTES = 256 << 20
 MAX_PARAMETERS = MAX_WEIGHTS_BYTES // 4  # float32 numbers: a network no larger than the weights a file may hold
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # every entry's date: a file's SHA-256 keys results, so its bytes hold no clock
 MAX_HEADER_BYTES = 1 << 20  # the safetensors header (JSON: names, shapes, offsets) of a policy is a few kB
 
 
@@ -113,9 +114,9 @@ def save_policy(policy, path: str | Path, extra: dict | None = None) -> Path:
     }
     tensors = {name: tensor.detach().cpu().contiguous() for name, tensor in policy.state_dict().items()}
     path = Path(path)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(META_FILE, json.dumps(meta, indent=1))
-        archive.writestr(WEIGHTS_FILE, save(tensors))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:  # no clock: the same policy, the same bytes
+        for name, data in ((META_FILE, json.dumps(meta, indent=1)), (WEIGHTS_FILE, save(tensors))):
+            archive.writestr(zipfile.ZipInfo(name, ZIP_EPOCH), data, zipfile.ZIP_DEFLATED)
     return path
 
 

@@ -191,3 +191,32 @@ def test_every_checkpoint_and_model_of_every_critic_evaluates_converts_and_rates
     # --trust-model reaches every seat: the checkpoint as the opponents too, from the command line
     argv = ["--candidates", "random", "most_copies", "--opponents", f"ppo:{checkpoint}", "--players", "3"]
     evaluate.main([*argv, "--deals", "20", "--trust-model", "--no-progress", "--out", str(tmp_path / "e")])
+
+
+def test_a_weakened_copy_changes_only_the_actor_plays_worse_and_has_the_same_bytes_each_time(tmp_path, capsys):
+    """examples/weakened_model.py: noise on the actor's weights alone (the critic never plays), a file that says
+    where it came from, and — the clock kept out of the zip — the same bytes for the same noise, so results keyed by
+    its SHA-256 are found again."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import weakened_model
+
+    from train.evaluate import evaluate
+    from train.runner.manifest import sha256
+
+    first = weakened_model.main(["--model", "ppo", "--noise", "1.0", "--out", str(tmp_path / "a.zip")])
+    again = weakened_model.main(["--model", "ppo", "--noise", "1.0", "--out", str(tmp_path / "b.zip")])
+    assert sha256(first) == sha256(again)
+    (original, _), (weakened, meta) = load_policy(SHIPPED_MODEL), load_policy(first)
+    changed = {n for n, t in weakened.state_dict().items() if not t.equal(original.state_dict()[n])}
+    assert changed and all(name.startswith(weakened_model.ACTOR) for name in changed)
+    assert meta["weakened_from"] == {"model": str(SHIPPED_MODEL), "sha256": sha256(SHIPPED_MODEL), "noise": 1.0,
+                                     "seed": 0}  # fmt: skip
+    _, worse = evaluate(["ppo", f"ppo:{first}"], ["ppo"], 4, "scarne", 8000, 0, reference="ppo", quiet=True)
+    assert worse.diff_vs_reference + worse.diff_ci95 < 0  # in ppo's seat at a table of ppo
+    for argv, says in ((["--model", "most_copies"], "a learned agent's name or a model file"),
+                       (["--noise", "0"], "--noise got 0.0"), (["--model", str(ROOT / "README.md")], "README.md")):
+        with pytest.raises(SystemExit):
+            weakened_model.main([*argv, "--out", str(tmp_path / "c.zip")])
+        assert says in capsys.readouterr().err
