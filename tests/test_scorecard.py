@@ -56,6 +56,28 @@ def test_a_tiny_score_card_has_every_part(tmp_path):
     assert (tmp_path / "card" / "scorecard.png").stat().st_size > 0
 
 
+@pytest.mark.training
+def test_a_card_with_a_learned_best_response_says_so_and_trains_each_size_once(tmp_path, capsys):
+    """--exploit-best-response learned: each exploitability row names the trained response's file, the card names
+    the best response and its budget, and a second card of the same agent reuses the runs."""
+    argv = ["ppo_scratch", *TINY, "--exploit-best-response", "learned", "--exploit-steps", "600",
+            "--exploit-runs", str(tmp_path / "runs")]  # fmt: skip
+    card = scorecard.main([*argv, "--out", str(tmp_path / "card")])
+    runs = sorted(path.name for path in (tmp_path / "runs").iterdir())
+    assert len(runs) == len(scorecard.EXPLOIT_PLAYERS)
+    assert all(e["response_model"].startswith(str(tmp_path / "runs")) for e in card["exploitability"])
+    assert card["exploit_learned"] == {"steps": 600, "start": "target", "runs": str(tmp_path / "runs")}
+    text = (tmp_path / "card" / "scorecard.md").read_text()
+    assert "a learned best response, PPO from its own weights for 600 steps a table size: a cheaper setting" in text
+    again = scorecard.main([*argv, "--out", str(tmp_path / "card2")])
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == runs
+    assert again["exploitability"] == card["exploitability"]
+    with pytest.raises(SystemExit):  # a bad start is refused before any cell is played
+        scorecard.main(["ppo_scratch", *TINY, "--exploit-best-response", "learned", "--exploit-start", "nonsense",
+                        "--out", str(tmp_path / "card3")])  # fmt: skip
+    assert "start got 'nonsense'" in capsys.readouterr().err and not (tmp_path / "card3").exists()
+
+
 def test_a_cell_is_the_same_for_the_same_seed():
     first = scorecard.gains("ppo", "mixed", 4, 300, 5, 0, False)
     assert scorecard.gains("ppo", "mixed", 4, 300, 5, 0, False) == first

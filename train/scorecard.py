@@ -19,8 +19,11 @@ committed table uses):
   CI from a bootstrap over the deals of every cell (and the anchors' own uncertainty). For scale, the card gives
   a random lead's score on the same cells (about −180). The own-copies cells have no anchors (the table is the
   agent itself).
-- **Exploitability** at 3, 4 and 6 players (:func:`train.exploit.exploitability`, a search best response; a
-  quick lower bound at the card's budget — ``train.exploit`` measures it precisely).
+- **Exploitability** at 3, 4 and 6 players (:func:`train.exploit.exploitability`): by default a 32-world search
+  best response (a quick lower bound, below 0 where the search plays worse than the agent);
+  ``--exploit-best-response learned``: a learned best response (:mod:`train.learn.best_response`) from the
+  agent's own weights, ``--exploit-steps`` PPO steps a table size (30,000: a cheaper setting than
+  ``train.exploit``'s, said so on the card; about 5 minutes a size here), its runs kept in ``--exploit-runs``.
 - **Its place in a small league** at 3..6 players (random, most_copies, ppo_distilled and the agent; the
   ratings of :mod:`train.measure.ratings`).
 
@@ -31,15 +34,17 @@ warning at the top of its card. Writes scorecard.md, .json and .png into ``--out
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from . import exploit, league
 from .evaluate import evaluate, prepare
+from .learn.best_response import STARTS, TEACHER_POSITIONS
 from .measure.candidates import add_variance_flag, made, model_files
 from .measure.paired import PairedDeals, mean_ci, play_candidates
-from .runner.cli import add_flag, add_job_flags, deal_count, new_parser, progress_bar, worlds
+from .runner.cli import add_flag, add_job_flags, at_least, deal_count, new_parser, progress_bar, worlds
 from .runner.job import Job, Plan, Refusal
 from .runner.manifest import sha256
 from .runner.results_folder import pyplot, read_json
@@ -57,6 +62,16 @@ LEAGUE_PLAYERS = (3, 4, 5, 6)
 LEAGUE_POOL = ("random", "most_copies", "ppo_distilled")
 ANCHORS = Path(__file__).with_name("scorecard_anchors.json")
 ANCHORED = ("random", "pimc:128")  # score 0 and score 100
+
+
+@dataclass(frozen=True)
+class LearnedExploit:
+    """The card's learned best response: PPO from ``start`` for ``steps`` lead choices at each exploitability table
+    size, its runs in ``runs`` (reused when finished: a second card of the same agent trains nothing)."""
+
+    steps: int = 30_000
+    start: str = "target"
+    runs: str = "runs/scorecard"
 
 
 def pool_of(kind: str, agent: str) -> list[str]:
@@ -151,8 +166,9 @@ def trained_rules(agent: str, policy) -> str | None:
 
 def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, league_deals: int, seed: int,
               variance_reduction: int = 0, trust: bool = False, progress: bool = True,
-              anchors_file: Path = ANCHORS) -> dict:  # fmt: skip
-    """Every part of the card, as one document."""
+              anchors_file: Path = ANCHORS, learned: LearnedExploit | None = None) -> dict:  # fmt: skip
+    """Every part of the card, as one document (``learned``: the exploitability rows' best response learned, not
+    searched)."""
     anchors = read_anchors(anchors_file)
     cells = [(kind, n) for kind in POOLS for n in PLAYERS]
     units = len(cells) + len(EXPLOIT_PLAYERS) + 1
@@ -179,10 +195,15 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     exploits = []
     for players in EXPLOIT_PLAYERS:
         bar.set_postfix_str(f"exploit {players}p")
+        responder = None if learned is None else exploit.learned_response(
+            agent, players, RULES, learned.steps, learned.start, seed, learned.runs, progress, exploit_samples,
+            TEACHER_POSITIONS, trust,
+        )  # fmt: skip
         found = exploit.exploitability(
-            agent, players, "scarne", exploit_deals, exploit_samples, seed, trust_model=trust
+            agent, players, RULES, exploit_deals, exploit_samples, seed, trust_model=trust, responder=responder
         )
         entry = {"players": players, "gain": found["exploitability"], "gain_ci95": found["exploitability_ci95"]}
+        entry |= exploit.response_record(responder) if responder else {}
         if found["exploitability_by_advantages"] is not None:  # the narrower estimate, on the same play
             entry |= {"by_advantages": found["exploitability_by_advantages"]}
             entry |= {"by_advantages_ci95": found["exploitability_by_advantages_ci95"]}
@@ -219,6 +240,7 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
         "exploitability": exploits,
         "exploit_deals": exploit_deals,
         "exploit_samples": exploit_samples,
+        **({"exploit_learned": asdict(learned)} if learned else {}),
         "league": places,
     }
 
@@ -266,8 +288,8 @@ def format_markdown(card: dict) -> str:
         lines.append(f"| {players} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        f"Exploitability (a {card['exploit_samples']}-world search best response at a table of its copies, "
-        f"{card['exploit_deals']:,} deals; a lower bound):",
+        f"Exploitability ({exploit_label(card)} at a table of its copies, {card['exploit_deals']:,} deals; a lower "
+        "bound):",
         "",
         "| players | best response's gain over it (95% CI) | the same, by its advantages along the response's play |",
         "|---|---|---|",
@@ -285,6 +307,16 @@ def format_markdown(card: dict) -> str:
             f"| {players} | {place['place']} of {place['of']} | {mine['rating']:+.2f} ({low:+.2f} to {high:+.2f}) |"
         )
     return "\n".join(lines) + "\n"
+
+
+def exploit_label(card: dict) -> str:
+    """The exploitability rows' best response, in words, with its budget."""
+    learned = card.get("exploit_learned")
+    if learned is None:
+        return f"a {card['exploit_samples']}-world search best response"
+    start = "its own weights" if learned["start"] == "target" else learned["start"]
+    return (f"a learned best response, PPO from {start} for {learned['steps']:,} steps a table size: a cheaper "
+            "setting than python -m train.exploit --best-response learned")  # fmt: skip
 
 
 def plot(card: dict, folder) -> None:
@@ -336,6 +368,17 @@ def parser():
     add_flag(job, "deals", default=20_000, help="paired deals per cell of the suite")
     job.add_argument("--exploit-deals", type=deal_count, default=600, help="paired deals per exploitability cell")
     job.add_argument("--exploit-samples", type=worlds, default=32, help="the best response's worlds")
+    job.add_argument(
+        "--exploit-best-response", choices=("search", "learned"), default="search",
+        help="the exploitability rows' best response: a quick search, or PPO trained against the agent "
+        "(train.learn.best_response; minutes a table size, the training extras)",
+    )  # fmt: skip
+    job.add_argument("--exploit-steps", type=at_least(1), default=LearnedExploit.steps,
+                     help="--exploit-best-response learned: PPO steps a table size")  # fmt: skip
+    job.add_argument("--exploit-start", default=LearnedExploit.start,
+                     help=f"--exploit-best-response learned: first weights ({', '.join(STARTS)} or a learned agent)")
+    job.add_argument("--exploit-runs", default=LearnedExploit.runs,
+                     help="--exploit-best-response learned: the folder of its training runs")
     job.add_argument("--league-deals", type=deal_count, default=300, help="deals per league table")
     add_flag(job, "seed", default=SEED)
     add_variance_flag(job)
@@ -371,11 +414,17 @@ def check(args) -> Plan:
     settings |= {"league_deals": args.league_deals, "seed": args.seed, "suite_version": SUITE_VERSION}
     settings |= {"variance_reduction": args.variance_reduction, "anchors": sha256(args.anchors)}
     settings["models"] = model_files(made([args.agent, *MIXED, *LEAGUE_POOL], args.trust_model))
+    learned = None
+    if args.exploit_best_response == "learned":
+        learned = LearnedExploit(args.exploit_steps, args.exploit_start, args.exploit_runs)
+        exploit.check_learned([args.agent], EXPLOIT_PLAYERS, RULES, learned.steps, learned.start, args.seed,
+                              learned.runs, args.exploit_samples, TEACHER_POSITIONS, args.trust_model)  # fmt: skip
+        settings["exploit_learned"] = asdict(learned) | {"runs": None}  # where the runs live changes no figure
 
     def work(folder) -> dict:
         card = scorecard(
             args.agent, args.deals, args.exploit_deals, args.exploit_samples, args.league_deals, args.seed,
-            args.variance_reduction, args.trust_model, args.progress, args.anchors,
+            args.variance_reduction, args.trust_model, args.progress, args.anchors, learned,
         )  # fmt: skip
         text = json.dumps(card, indent=1)
         folder.write(folder.path / "scorecard.json", lambda p: p.write_text(text))
