@@ -195,6 +195,20 @@ def test_a_model_file_with_a_pickled_payload_runs_nothing(tmp_path, capsys):
     assert not marker.exists()
 
 
+def test_training_never_unpickles_an_opponent(tmp_path, capsys):
+    """A Stable-Baselines3 zip as a training opponent (train_ppo --opponents, or the learned best response to a
+    --trust-model target) is refused in one line that says how to convert it; its payload never runs."""
+    pytest.importorskip("sb3_contrib")
+    from train import train_ppo
+
+    marker = tmp_path / "pwned"
+    evil = evil_sb3_zip(tmp_path / "evil.zip", marker)
+    with pytest.raises(SystemExit):
+        train_ppo.main(["--opponents", f"ppo:{evil}", "--runs", str(tmp_path / "runs")])
+    assert "python -m train.convert_model" in capsys.readouterr().err
+    assert not marker.exists() and not (tmp_path / "runs").exists()
+
+
 def test_the_project_s_model_format_holds_no_pickle(tmp_path):
     pytest.importorskip("sb3_contrib")
     from agents.model_file import META_FILE, WEIGHTS_FILE

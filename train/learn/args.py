@@ -4,7 +4,9 @@ before any work, and the named random streams every part of a run draws from."""
 from __future__ import annotations
 
 import dataclasses
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +30,13 @@ def make_opponent(spec: str, seed: int = 0, also: tuple[str, ...] = ()):
         raise ValueError(f"unknown opponent {spec!r}; known: {', '.join([*agents.names(), *also])} or ppo:<model file>")
     if colon and (name + colon != MODEL_FILE or not path):
         raise ValueError(f"opponent {spec!r}: an agent's name or ppo:<model file> (e.g. ppo:runs/a/final_model.zip)")
+    from agents.model_file import is_policy_file
+
+    if colon and Path(path).is_file() and zipfile.is_zipfile(path) and not is_policy_file(path):
+        raise ValueError(  # never unpickled inside training, --trust-model or not
+            f"opponent {spec!r}: training plays only model files in snipsnap's format; convert a Stable-Baselines3 "
+            f"zip once with python -m train.convert_model {path} <converted.zip> --trust-model"
+        )
     try:
         return agents.make("ppo", path=path, seed=seed) if colon else agents.make(name, seed=seed)
     except (ValueError, FileNotFoundError) as error:  # a missing or unreadable file, said with its path
