@@ -68,7 +68,7 @@ def test_a_card_with_a_learned_best_response_says_so_and_trains_each_size_once(t
     assert all(e["response_model"].startswith(str(tmp_path / "runs")) for e in card["exploitability"])
     assert card["exploit_learned"] == {"steps": 600, "start": "target", "runs": str(tmp_path / "runs")}
     text = (tmp_path / "card" / "scorecard.md").read_text()
-    assert "a learned best response, PPO from its own weights for 600 steps a table size: a cheaper setting" in text
+    assert "a learned best response: PPO from its own weights, 600 steps a table size, a cheaper setting" in text
     again = scorecard.main([*argv, "--out", str(tmp_path / "card2")])
     assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == runs
     assert again["exploitability"] == card["exploitability"]

@@ -288,8 +288,7 @@ def format_markdown(card: dict) -> str:
         lines.append(f"| {players} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        f"Exploitability ({exploit_label(card)} at a table of its copies, {card['exploit_deals']:,} deals; a lower "
-        "bound):",
+        exploit_heading(card),
         "",
         "| players | best response's gain over it (95% CI) | the same, by its advantages along the response's play |",
         "|---|---|---|",
@@ -309,14 +308,16 @@ def format_markdown(card: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def exploit_label(card: dict) -> str:
-    """The exploitability rows' best response, in words, with its budget."""
-    learned = card.get("exploit_learned")
+def exploit_heading(card: dict) -> str:
+    """The exploitability rows' heading: their best response, in words, with its budget."""
+    learned, deals = card.get("exploit_learned"), f"{card['exploit_deals']:,} deals"
     if learned is None:
-        return f"a {card['exploit_samples']}-world search best response"
+        return (f"Exploitability (a {card['exploit_samples']}-world search best response at a table of its copies, "
+                f"{deals}; a lower bound):")  # fmt: skip
     start = "its own weights" if learned["start"] == "target" else learned["start"]
-    return (f"a learned best response, PPO from {start} for {learned['steps']:,} steps a table size: a cheaper "
-            "setting than python -m train.exploit --best-response learned")  # fmt: skip
+    return (f"Exploitability at a table of its copies (a learned best response: PPO from {start}, "
+            f"{learned['steps']:,} steps a table size, a cheaper setting than python -m train.exploit "
+            f"--best-response learned; {deals}; a lower bound):")  # fmt: skip
 
 
 def plot(card: dict, folder) -> None:
