@@ -25,6 +25,7 @@ RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league", "explo
 RECORDS |= {"ppo_retrain_ties", "recipe_curves"}  # recipe_curves: training times of this machine
 # learned best responses (their trained runs are not shipped) and the small deck's (a small PPO's file, not shipped)
 RECORDS |= {"exploit_learned_search", "exploit_learned_most_copies_6p", "exploit_learned_agents"}
+RECORDS |= {"scorecard_ppo_learned_exploit"}
 RECORDS |= {"exploit_small_deck", "exploit_small_deck_learned", "exploit_small_deck_learned_ppo", "exploit_weakened"}
 FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
 
