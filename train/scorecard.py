@@ -23,7 +23,7 @@ committed table uses):
   best response (a quick lower bound, below 0 where the search plays worse than the agent);
   ``--exploit-best-response learned``: a learned best response (:mod:`train.learn.best_response`) from the
   agent's own weights, ``--exploit-steps`` PPO steps a table size (30,000: a cheaper setting than
-  ``train.exploit``'s, said so on the card; about 5 minutes a size here), its runs kept in ``--exploit-runs``.
+  ``train.exploit``'s, said so on the card; PPO took 1–2 minutes a size here), its runs kept in ``--exploit-runs``.
 - **Its place in a small league** at 3..6 players (random, most_copies, ppo_distilled and the agent; the
   ratings of :mod:`train.measure.ratings`).
 

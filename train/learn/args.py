@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import agents
+from agents.model_file import is_policy_file
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players, check_rules_spec
 
 from ..runner.cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
@@ -30,8 +31,6 @@ def make_opponent(spec: str, seed: int = 0, also: tuple[str, ...] = ()):
         raise ValueError(f"unknown opponent {spec!r}; known: {', '.join([*agents.names(), *also])} or ppo:<model file>")
     if colon and (name + colon != MODEL_FILE or not path):
         raise ValueError(f"opponent {spec!r}: an agent's name or ppo:<model file> (e.g. ppo:runs/a/final_model.zip)")
-    from agents.model_file import is_policy_file
-
     if colon and Path(path).is_file() and zipfile.is_zipfile(path) and not is_policy_file(path):
         raise ValueError(  # never unpickled inside training, --trust-model or not
             f"opponent {spec!r}: training plays only model files in snipsnap's format; convert a Stable-Baselines3 "
@@ -46,11 +45,11 @@ def make_opponent(spec: str, seed: int = 0, also: tuple[str, ...] = ()):
 def opponent_files(args) -> dict[str, str]:
     """The SHA-256 of every model file a run learns from or against (its opponents', its teacher's opponents',
     its --init-from): a run is keyed by them, so that a file replaced under the same name is another run."""
+    from ..measure.candidates import model_files
     from ..runner.manifest import sha256
 
-    specs = {*args.opponents, *args.teacher_opponents} - {SELF, SNAPSHOT}
-    paths = {spec: getattr(make_opponent(spec), "path", None) for spec in sorted(specs)}
-    files = {spec: sha256(path) for spec, path in paths.items() if path is not None}
+    specs = sorted({*args.opponents, *args.teacher_opponents} - {SELF, SNAPSHOT})
+    files = model_files({spec: make_opponent(spec) for spec in specs})
     return files | ({"init_from": sha256(args.init_from)} if args.init_from else {})
 
 
