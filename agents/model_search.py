@@ -176,8 +176,8 @@ class ModelSearch(LeadSearch):
         values = np.empty((len(row), NUM_RANKS))
         template = table_template(env.rules, n).astype(np.float32)
         state = env.games.state[:5]
-        values_for(*state, np.zeros(len(row), np.int64), candidates[row], policies, 1, seeds, rule_codes(env.rules),
-                   values, nets, template)  # fmt: skip
+        values_for(len(row), *state, np.zeros(len(row), np.int64), candidates[row], policies, 1, seeds,
+                   rule_codes(env.rules), values, nets, template)  # fmt: skip
         return np.where(candidates, values.reshape(rows, samples, NUM_RANKS).mean(axis=1), np.nan)
 
     def sample_worlds(self, obs, n: int, opponents, streams) -> np.ndarray:

@@ -53,6 +53,7 @@ from snipsnap_env.kernel import (
     uniform,
 )
 from snipsnap_env.observation import CHIP_SCALE, MAX_HAND, SLICES, rules_from_features
+from snipsnap_env.parallelism import by_work
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
@@ -111,7 +112,7 @@ def _respect_caps(holding, caps, rng, tries):
     return False
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@by_work
 def pimc_scores(own, played, sizes, pot, fewest_led, candidates, samples, policies, seeds, rules, totals):
     """``totals[r, w, rank]``: seat 0's chips in world ``w`` of row ``r`` when it leads ``rank`` there.
 
@@ -229,6 +230,7 @@ class PIMC(LeadSearch):
         rules = rule_codes(rules_from_features(features))
         totals = np.zeros((len(obs), self.samples, NUM_RANKS))
         pimc_scores(
+            int(candidates.sum()) * self.samples,
             own, played, sizes, pot, fewest_led(obs, n), candidates, self.samples, policies, seeds, rules, totals
         )
         means = totals.mean(axis=1)

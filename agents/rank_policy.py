@@ -53,8 +53,21 @@ class RankSharedHead(nn.Module):
         copies = torch.round(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
         histogram = torch.stack([(copies == k).float().sum(dim=1) for k in range(CARDS_PER_RANK + 1)], dim=1)
         context = self.context(torch.cat([obs[:, _CONTEXT_START:], histogram / NUM_RANKS], dim=1))
-        shared = torch.cat([per_rank, context.unsqueeze(1).expand(-1, NUM_RANKS, -1)], dim=-1)
-        return torch.cat([self.scorer(shared).squeeze(-1), self.pass_logit(context)], dim=1)
+        if self.training:
+            scores = self._held_scores(per_rank, context, copies > 0)
+        else:
+            shared = torch.cat([per_rank, context.unsqueeze(1).expand(-1, NUM_RANKS, -1)], dim=-1)
+            scores = self.scorer(shared).squeeze(-1)
+        return torch.cat([scores, self.pass_logit(context)], dim=1)
+
+    def _held_scores(self, per_rank, context, held):
+        """The ranks' logits where the hand holds the rank, 0 elsewhere: a rank not held is never a legal lead, so
+        the mask drops its logit. PPO's update (the training mode) scores only these rows: at a lead the hand
+        holds 3–10 of the 13 ranks, and the scorer's forward and backward passes were most of an update."""
+        games, ranks = held.nonzero(as_tuple=True)
+        rows = torch.cat([per_rank[games, ranks], context[games]], dim=1)
+        scores = per_rank.new_zeros(held.shape)
+        return scores.index_put((games, ranks), self.scorer(rows).squeeze(-1))
 
 
 class RankSharedPolicy(MaskableActorCriticPolicy):

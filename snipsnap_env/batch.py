@@ -128,7 +128,7 @@ class BatchEnv:
         else:
             owners = check_owners(owners, B, N, self.rules.ranks)
             dealers = check_seats("dealers", dealers, B, N)
-        batch_kernels.deal_games(np.arange(B), owners, dealers, self._rule_codes, self.games.state)
+        batch_kernels.deal_games(B, np.arange(B), owners, dealers, self._rule_codes, self.games.state)
         self._reported[:] = 0.0
         return self.observe()
 
@@ -138,7 +138,7 @@ class BatchEnv:
         research deck, ``Rules.ranks``) in a deal that ended before any, whose one legal action is the pass, a
         no-op whose step reports the deal's end."""
         batch_kernels.observe_games(
-            self.to_act, self._template, self._rule_codes, self.games.state, self._obs, self._mask
+            self.num_games, self.to_act, self._template, self._rule_codes, self.games.state, self._obs, self._mask
         )
         self._mask[self.games.public[:, WINNER] >= 0, PASS] = 1
         return self._obs.copy(), self._mask.copy()
@@ -172,6 +172,7 @@ class BatchEnv:
         final_turns = np.zeros(B, np.int64)
         winners = np.full(B, -1, np.int64)
         batch_kernels.step_games(
+            len(games),
             actions.astype(np.int64),
             active,
             rewards,
@@ -201,8 +202,9 @@ def play_deals(num_deals: int, num_players: int, rules, policies: Sequence[str],
     dealers = np.zeros(num_deals, np.int64)
     turns = np.zeros(num_deals, np.int64)
     stream = seed_streams(seed, 1)[0]
+    codes = rule_codes(make_rules(rules))
     batch_kernels.play_deals_kernel(
-        num_deals, num_players, policy_codes(policies), stream, rule_codes(make_rules(rules)), chips, dealers, turns
+        2 * num_deals, num_deals, num_players, policy_codes(policies), stream, codes, chips, dealers, turns
     )
     return (chips, dealers, turns) if with_details else chips
 
@@ -221,7 +223,7 @@ def play_given_deals(owners, dealers, policies, rules, seed=0) -> np.ndarray:
     codes = policy_codes(policies.ravel().tolist()).reshape(policies.shape)
     chips = np.zeros((num_deals, num_players))
     stream = seed_streams(seed, 1)[0]
-    batch_kernels.play_given_deals_kernel(owners, dealers, codes, stream, rule_codes(make_rules(rules)), chips)
+    batch_kernels.play_given_deals_kernel(2 * num_deals, owners, dealers, codes, stream, rule_codes(rules), chips)
     return chips
 
 

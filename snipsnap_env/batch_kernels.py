@@ -1,5 +1,8 @@
 """The compiled loops over many games: each runs :mod:`snipsnap_env.kernel`'s one-game functions on row
-``b`` of the stacked :data:`~snipsnap_env.kernel.STATE` arrays, games in parallel (``numba.prange``).
+``b`` of the stacked :data:`~snipsnap_env.kernel.STATE` arrays, games side by side (``numba.prange``).
+
+Each is compiled serially and in parallel (:mod:`snipsnap_env.parallelism`): call it with the call's work
+first, ``step_games(games, ...)``, and it takes numba's threads only when that work pays for them.
 
 ``state`` is the tuple ``(holding, hand_size, played, public, deal_score, rng)``; ``rules`` the int64
 array of :func:`~snipsnap_env.kernel.rule_codes`.
@@ -25,14 +28,14 @@ from .kernel import (
     uniform,
 )
 from .kernel_observe import observe
+from .parallelism import by_work
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
-parallel = numba.njit(cache=True, nogil=True, parallel=True)
 NUM_PUBLIC = len(PUBLIC)
 
 
-@parallel
+@by_work
 def deal_games(games, owners, dealers, rules, state):
     """Deal ``games`` anew and play to their first real choice: from ``owners``/``dealers`` when given
     (one row per game), else from each game's own random stream."""
@@ -47,7 +50,7 @@ def deal_games(games, owners, dealers, rules, state):
         play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], -1, rules)
 
 
-@parallel
+@by_work
 def step_games(leads, active, rewards, reported, ended, winners, final_score, final_turns, rules, state):
     """Lead ``leads[b]`` where ``active[b]`` and play to the next real choice; book every seat's ``rewards``
     (chips since the last booking). A deal that ends records its result in ``ended``, ``winners``,
@@ -74,7 +77,7 @@ def step_games(leads, active, rewards, reported, ended, winners, final_score, fi
             reported[b, :] = 0.0
 
 
-@parallel
+@by_work
 def observe_games(seats, template, rules, state, obs, mask):
     """``obs``/``mask`` of ``seats[b]`` in every game ``b``."""
     holding, hand_size, played, public, deal_score, _ = state
@@ -84,7 +87,7 @@ def observe_games(seats, template, rules, state, obs, mask):
         )
 
 
-@parallel
+@by_work
 def play_out_games(policies, rules, state):
     """Play every game from where it stands to the end of its deal; ``policies[b, seat]`` choose the leads."""
     holding, hand_size, played, public, deal_score, rng = state
@@ -101,7 +104,7 @@ def deal_streams(stream, d, rng):
         uniform(rng[i : i + 1])
 
 
-@parallel
+@by_work
 def play_deals_kernel(num_deals, num_players, policies, stream, rules, chips, dealers, turns):
     """Deal and play ``num_deals`` whole deals; deal ``d`` draws only from its own stream, so results are the
     same on any number of threads. Games are played in chunks that reuse one set of arrays."""
@@ -119,7 +122,7 @@ def play_deals_kernel(num_deals, num_players, policies, stream, rules, chips, de
             turns[d] = public[TURNS]
 
 
-@parallel
+@by_work
 def play_given_deals_kernel(owners, dealers, policies, stream, rules, chips):
     """Play the given deals (``owners[d]``, ``dealers[d]``) to the end, seat ``s`` of deal ``d`` led by
     ``policies[d, s]``; seat streams as in :func:`play_deals_kernel`, so the same deal and seat draw the same

@@ -29,6 +29,7 @@ from .jit_cache import drop_if_sources_changed
 from .kernel import MOST_COPIES, TO_ACT, may_lead, new_game, opening_rank, play_out, play_until_choice, uniform
 from .kernel_network import NETWORK, play_out_observed
 from .observation import OBS_DIM
+from .parallelism import by_work
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -68,7 +69,7 @@ def _plays_a_network(policies, b):
     return False
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@by_work
 def lead_values(holding, hand_size, played, public, deal_score, seats, policies, samples, seeds, rules, values, nets,
                 template):  # fmt: skip
     """``values[b, r]``: the mean chips seat ``seats[b]`` makes from now in game ``b`` when it leads rank ``r``
@@ -78,7 +79,8 @@ def lead_values(holding, hand_size, played, public, deal_score, seats, policies,
     ``seats[b]``; ``policies[b, seat]`` is the kernel policy each absolute seat plays in the rollouts (the
     leading seat's entry is its own rollout policy), a code from ``NETWORK`` on playing a network of ``nets``
     (:mod:`snipsnap_env.kernel_network`) that observes the seat (``template``: this table's observation
-    template); ``seeds[b]`` seeds game ``b``'s rollout streams.
+    template); ``seeds[b]`` seeds game ``b``'s rollout streams. Called with its work first (rollouts per
+    candidate times games: :mod:`snipsnap_env.parallelism`).
     """
     games, n = hand_size.shape
     for b in numba.prange(games):
@@ -134,7 +136,7 @@ def _values_of_game(b, holding, hand_size, played, public, deal_score, viewers, 
             values[b, r] = total / samples
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@by_work
 def values_for(holding, hand_size, played, public, deal_score, viewers, wanted, policies, samples, seeds, rules, values,
                nets, template):  # fmt: skip
     """``values[b, r]``: the mean chips seat ``viewers[b]`` makes from now in game ``b`` when the seat to act
@@ -178,7 +180,7 @@ def _advantage_scratch(hand_size):
     return np.zeros((games, NUM_RANKS), np.bool_), np.empty((games, n), np.int64), np.empty((games, NUM_RANKS))
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@by_work
 def most_copies_advantages(holding, hand_size, played, public, deal_score, actions, samples, seeds, rules, nets,
                            template, out):  # fmt: skip
     """``out[b]``: the advantage of lead ``actions[b]`` (legal) by the seat to act in game ``b`` over most_copies'
@@ -190,13 +192,3 @@ def most_copies_advantages(holding, hand_size, played, public, deal_score, actio
         out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
                                         rules, nets, template, wanted, policies, values)  # fmt: skip
 
-
-@numba.njit(cache=True, nogil=True)
-def most_copies_advantages_serial(holding, hand_size, played, public, deal_score, actions, samples, seeds, rules, nets,
-                                  template, out):  # fmt: skip
-    """:func:`most_copies_advantages` on this thread (for one env's step: no thread pool to start)."""
-    games = hand_size.shape[0]
-    wanted, policies, values = _advantage_scratch(hand_size)
-    for b in range(games):
-        out[b] = _most_copies_advantage(b, holding, hand_size, played, public, deal_score, actions, samples, seeds,
-                                        rules, nets, template, wanted, policies, values)  # fmt: skip

@@ -71,8 +71,8 @@ def lead_advantages(state, rule_codes, rows, viewers, odds, actions, policies, r
     taken = np.zeros(odds.shape, bool)
     taken[np.arange(len(rows)), actions] = True
     values = np.empty((len(rows), NUM_RANKS))
-    values_for(*state, np.asarray(viewers, np.int64), (odds > 0) | taken, np.ascontiguousarray(policies), rollouts,
-               seeds, rule_codes, values, nets, template)  # fmt: skip
+    values_for(len(rows) * rollouts, *state, np.asarray(viewers, np.int64), (odds > 0) | taken,
+               np.ascontiguousarray(policies), rollouts, seeds, rule_codes, values, nets, template)  # fmt: skip
     expected = np.where(odds > 0, odds * np.nan_to_num(values), 0.0).sum(axis=1)
     chosen = values[np.arange(len(rows)), actions]
     if np.isnan(chosen).any() or np.isnan(values[odds > 0]).any():
@@ -121,13 +121,14 @@ class LeadAdvantage:
 
     def _advantages(self, games, actions: np.ndarray) -> np.ndarray:
         """The compiled advantages of ``actions`` in the stacked ``games`` (each at a real lead)."""
-        from .lead_values import most_copies_advantages, most_copies_advantages_serial
+        from .lead_values import most_copies_advantages
 
         out = np.empty(len(actions))
         seeds = self.rng.integers(0, 2**63, size=len(actions), dtype=np.uint64)
-        # threads pay off for many games; for one env's step, starting them costs more than the rollouts
-        advantage = most_copies_advantages if len(actions) * self.rollouts > 64 else most_copies_advantages_serial
-        advantage(*games, actions, self.rollouts, seeds, self.rule_codes, self.nets, self.template, out)
+        work = len(actions) * self.rollouts
+        most_copies_advantages(
+            work, *games, actions, self.rollouts, seeds, self.rule_codes, self.nets, self.template, out
+        )
         return out
 
     def at_lead(self, deal):

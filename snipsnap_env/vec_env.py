@@ -274,6 +274,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
         values = np.empty((self.num_envs, LEAD_VALUES_DIM))
         seeds = self.rng.integers(0, 2**63, size=self.num_envs, dtype=np.uint64)
         lead_values(
+            3 * self.num_envs * self.lead_values,  # about three candidate leads a game
             games.holding, games.hand_size, games.played, games.public, games.deal_score, self.learner_seat,
             policies, self.lead_values, seeds, self.batch._rule_codes, values, self._nets, self._template,
         )  # fmt: skip

@@ -133,7 +133,7 @@ def observe_in_kernel(match: Match, seat: int):
     games.deal_score[0] = np.array(match.score, float) - start
     obs, mask = np.zeros((1, OBS_DIM), np.float32), np.zeros((1, NUM_ACTIONS), np.int8)
     template = table_template(match.rules, match.num_players)
-    batch_kernels.observe_games(np.array([seat]), template, kernel.rule_codes(match.rules), games.state, obs, mask)
+    batch_kernels.observe_games(1, np.array([seat]), template, kernel.rule_codes(match.rules), games.state, obs, mask)
     return obs[0], mask[0]
 
 
@@ -181,6 +181,7 @@ def test_rollouts_from_mid_deal_positions_match_engine(rules_name, num_players):
     games = Games.from_deals(positions, seed=int(rng.integers(2**31)))
     streams = [[mirror.Stream(int(x)) for x in row] for row in games.rng]
     batch_kernels.play_out_games(
+        len(policies),
         kernel.policy_codes(policies.ravel().tolist()).reshape(policies.shape),
         kernel.rule_codes(rules),
         games.state,

@@ -81,6 +81,7 @@ def test_a_network_seats_rollout_is_the_models_own_play_in_the_engine(n):
         values = np.empty((1, 13))
         wanted = np.ones((1, 13), bool)
         values_for(
+            1,
             games.holding, games.hand_size, games.played, games.public, games.deal_score, np.array([seat]), wanted,
             np.full((1, n), NETWORK), samples, np.array([seed], np.uint64), kernel.rule_codes(rules), values, nets,
             table_template(rules, n).astype(np.float32),

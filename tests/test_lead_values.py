@@ -28,6 +28,7 @@ def values_at_first_lead(explicit: dict[int, str], dealer: int, seat: int, sampl
     seeds = np.array([seed], np.uint64)
     state = (games.holding, games.hand_size, games.played, games.public, games.deal_score)
     lead_values(
+        1,
         *state, np.array([seat]), policies, samples, seeds, kernel.rule_codes(rules), values, no_networks(),
         table_template(rules, 3).astype(np.float32),
     )  # fmt: skip

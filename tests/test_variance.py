@@ -60,7 +60,7 @@ def test_the_value_of_someone_elses_lead_is_the_viewers_chips():
     wanted = np.ones((2, 13), bool)
     wanted[1, A] = False  # only the kings' value asked for in game 1
     policies = np.full((2, 3), kernel.POLICIES.index("random"), np.int64)
-    values_for(*state, np.array([1, 0]), wanted, policies, 8, np.array([1, 2], np.uint64), kernel.rule_codes(rules),
+    values_for(2, *state, np.array([1, 0]), wanted, policies, 8, np.array([1, 2], np.uint64), kernel.rule_codes(rules),
                values, no_networks(), table_template(rules, 3).astype(np.float32))  # fmt: skip
     assert values[0, K] == -2.0 and values[1, K] == 47.0
     assert values[0, A] != values[0, K] and np.isnan(values[1, A])

@@ -1,0 +1,52 @@
+"""When a compiled loop over games runs on numba's threads: only when the call holds enough work to pay for them.
+
+Every loop over games (a step of B games, whole deals, rollouts of every candidate lead) is compiled twice from
+one body, by :func:`by_work`: serially, and with ``numba.prange`` spread over numba's OpenMP threads. A call
+names its work (games stepped, deals or rollouts played: a microsecond or two each) and runs in parallel only
+from :data:`PARALLEL_MIN_WORK` on.
+
+Why (measured, docs/speed.md): a region waits at its join for its slowest thread, and OpenMP's threads
+spin-wait between regions. On a quiet machine that costs little even for a step of 256 games (~250 µs), but
+beside another busy process every region waits for a time slice of a core the other holds, and the spinning
+threads take the cores from it: two processes each stepping 256 games at once made 4–5 % of the decisions/s
+of one alone; 4,096 games, 25 %; 16,384 games, 70 % of the serial loop's. Serially, two processes at once
+each keep their speed alone. A call of ~30 ms or more (tens of thousands of deals) keeps its 2× on a quiet
+machine and its fair share on a busy one. Which loop ran does not change a result: every game draws from its
+own streams, so serial and parallel calls return the same numbers.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numba
+
+#: the work (in games stepped or rollouts played, each about a microsecond serially) from which a call runs on
+#: numba's threads: ~30 ms, ten time slices of a busy scheduler, so that a thread descheduled for one costs little
+PARALLEL_MIN_WORK = 32_768
+
+
+class ByWork:
+    """One compiled loop, serial and parallel; call it with the call's work first: ``kernel(work, *args)``."""
+
+    def __init__(self, body):
+        self.parallel = numba.njit(cache=True, nogil=True, parallel=True)(body)
+        # a renamed copy of the body: numba's cache keys files by qualified name, so the two never collide
+        twin = types.FunctionType(body.__code__, body.__globals__, f"{body.__name__}_serial", body.__defaults__)
+        twin.__qualname__, twin.__module__, twin.__doc__ = f"{body.__qualname__}_serial", body.__module__, body.__doc__
+        self.serial = numba.njit(cache=True, nogil=True)(twin)
+        self.__doc__, self.__name__ = body.__doc__, body.__name__
+
+    def __call__(self, work: int, *args):
+        return self.choose(work)(*args)
+
+    def choose(self, work: int):
+        """The serial loop below :data:`PARALLEL_MIN_WORK` (or with one numba thread), else the parallel one."""
+        if work < PARALLEL_MIN_WORK or numba.get_num_threads() == 1:
+            return self.serial
+        return self.parallel
+
+
+def by_work(body) -> ByWork:
+    """Decorator: compile ``body`` (a loop over ``numba.prange``) serially and in parallel (:class:`ByWork`)."""
+    return ByWork(body)
