@@ -32,6 +32,8 @@ TABLE_FEATURES = table_features()
 class RankSharedHead(nn.Module):
     """Observation (B, OBS_DIM) → 14 logits: 13 from the shared rank scorer, 1 for passing."""
 
+    HELD_ONLY = True
+
     def __init__(self, context_dim: int = 32, hidden: int = 64, obs_dim: int = OBS_DIM):
         super().__init__()
         self.obs_dim = obs_dim  # a model saved by an earlier version reads its own (narrower) observation
@@ -53,7 +55,7 @@ class RankSharedHead(nn.Module):
         copies = torch.round(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
         histogram = torch.stack([(copies == k).float().sum(dim=1) for k in range(CARDS_PER_RANK + 1)], dim=1)
         context = self.context(torch.cat([obs[:, _CONTEXT_START:], histogram / NUM_RANKS], dim=1))
-        if self.training:
+        if self.training and self.HELD_ONLY:
             scores = self._held_scores(per_rank, context, copies > 0)
         else:
             shared = torch.cat([per_rank, context.unsqueeze(1).expand(-1, NUM_RANKS, -1)], dim=-1)

@@ -17,13 +17,17 @@ own streams, so serial and parallel calls return the same numbers.
 
 from __future__ import annotations
 
+import os
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
 #: the work (in games stepped or rollouts played, each about a microsecond serially) from which a call runs on
 #: numba's threads: ~30 ms, ten time slices of a busy scheduler, so that a thread descheduled for one costs little
 PARALLEL_MIN_WORK = 32_768
+#: the work from which :func:`in_chunks` splits a call over threads: ~2 ms, a hundred times a thread's hand-off
+CHUNKED_MIN_WORK = 2048
 
 
 class ByWork:
@@ -50,3 +54,32 @@ class ByWork:
 def by_work(body) -> ByWork:
     """Decorator: compile ``body`` (a loop over ``numba.prange``) serially and in parallel (:class:`ByWork`)."""
     return ByWork(body)
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def in_chunks(serial, games: int, chunk_args, work: int) -> None:
+    """Run ``serial(*chunk_args(lo, hi))`` over games ``lo:hi`` that split ``range(games)``: one call below
+    :data:`CHUNKED_MIN_WORK`, else one chunk per core on a pool of plain threads (the kernels release the GIL).
+
+    For loops of a few milliseconds called again and again (the training's rollouts of every lead, ~10 ms a
+    call): too short for OpenMP on a busy machine, long enough for threads that sleep instead of spinning
+    while they wait. Every game reads only its own row and seeds, so the chunks give the numbers one call gives.
+    """
+    global _POOL
+    count = min(cores(), numba.config.NUMBA_NUM_THREADS)
+    if work < CHUNKED_MIN_WORK or count == 1 or games < 2:
+        serial(*chunk_args(0, games))
+        return
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=count, thread_name_prefix="snipsnap-kernel")
+    bounds = [games * i // count for i in range(count + 1)]
+    futures = [_POOL.submit(serial, *chunk_args(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+    for future in futures:
+        future.result()

@@ -28,6 +28,7 @@ from .kernel import POLICIES, RANDOM, policy_codes
 from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
 from .observation import CHIP_SCALE, table_template
+from .parallelism import in_chunks
 from .state import HANDS_DIM, LEAD_VALUES_DIM, critic_bounds, hands
 from .training_signal import DEFAULT_ROLLOUTS, signal_for
 
@@ -273,11 +274,16 @@ class SnipSnapVecEnv(InProcessVecEnv):
         policies[np.arange(self.num_envs), self.learner_seat] = self._rollout_code
         values = np.empty((self.num_envs, LEAD_VALUES_DIM))
         seeds = self.rng.integers(0, 2**63, size=self.num_envs, dtype=np.uint64)
-        lead_values(
-            3 * self.num_envs * self.lead_values,  # about three candidate leads a game
-            games.holding, games.hand_size, games.played, games.public, games.deal_score, self.learner_seat,
-            policies, self.lead_values, seeds, self.batch._rule_codes, values, self._nets, self._template,
-        )  # fmt: skip
+        state = (games.holding, games.hand_size, games.played, games.public, games.deal_score, self.learner_seat,
+                 policies)  # fmt: skip
+
+        def chunk(lo, hi):  # games lo:hi, each with its own seeds: the chunks give what one call gives
+            rows = [array[lo:hi] for array in state]
+            return (*rows, self.lead_values, seeds[lo:hi], self.batch._rule_codes, values[lo:hi], self._nets,
+                    self._template)  # fmt: skip
+
+        # about three candidate leads a game: ~10 ms a call in training, on threads that sleep while they wait
+        in_chunks(lead_values.serial, self.num_envs, chunk, 3 * self.num_envs * self.lead_values)
         return values
 
     def seat_codes(self) -> np.ndarray:
