@@ -16,6 +16,7 @@ SHA-256, the noise and seed).
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import torch
@@ -23,6 +24,7 @@ import torch
 import agents
 from agents.model_file import load_policy, save_policy
 from train.runner.manifest import sha256
+from train.runner.single_file import FileTaken, check_new_file, write_new_file
 
 ACTOR = "action_net."  # the parameters that choose the lead (the rest is the critic's)
 
@@ -34,8 +36,9 @@ def model_path(model: str) -> Path | None:
     return getattr(agents.make(model), "path", None) if model in agents.names() else None
 
 
-def weaken(source: Path, noise: float, seed: int, out: Path) -> Path:
-    """The model in ``source`` with noise on its actor's weights, saved to ``out``."""
+def weaken(source: Path, noise: float, seed: int, out: Path, overwrite: bool = False) -> Path:
+    """The model in ``source`` with noise on its actor's weights, saved to ``out`` (a new file, or by ``overwrite``
+    an untracked one: train.runner.single_file)."""
     network, meta = load_policy(source)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -45,7 +48,8 @@ def weaken(source: Path, noise: float, seed: int, out: Path) -> Path:
     record = {"model": str(source), "sha256": sha256(source), "noise": noise, "seed": seed}
     extra = {key: meta[key] for key in ("trained_on", "num_timesteps", "training") if key in meta}
     out.parent.mkdir(parents=True, exist_ok=True)
-    return save_policy(network, out, extra | {"weakened_from": record})
+    return write_new_file(out, "--out", lambda path: save_policy(network, path, extra | {"weakened_from": record}),
+                          overwrite)  # fmt: skip
 
 
 def main(argv=None) -> Path:
@@ -53,15 +57,20 @@ def main(argv=None) -> Path:
     parser.add_argument("--model", default="ppo", help="a learned agent's name or a model file (default: ppo)")
     parser.add_argument("--noise", type=float, default=0.5, help="noise per tensor, in its standard deviations")
     parser.add_argument("--seed", type=int, default=0, help="the noise's seed")
-    parser.add_argument("--out", type=Path, required=True, help="the weakened model's file")
+    parser.add_argument("--out", type=Path, required=True, help="the weakened model's file (a new one)")
+    parser.add_argument("--overwrite", action="store_true", help="--out may replace a file (never a tracked one)")
     args = parser.parse_args(argv)
-    if not args.noise > 0:
-        parser.error(f"--noise got {args.noise}; allowed: a number above 0")
+    if not (args.noise > 0 and math.isfinite(args.noise)):  # inf or nan noise: a file whose weights cannot play
+        parser.error(f"--noise got {args.noise}; allowed: a finite number above 0")
+    try:
+        check_new_file(args.out, "--out", args.overwrite)
+    except FileTaken as error:
+        parser.error(str(error))
     source = model_path(args.model)
     if source is None:
         parser.error(f"--model got {args.model!r}: a learned agent's name or a model file")
     try:
-        path = weaken(source, args.noise, args.seed, args.out)
+        path = weaken(source, args.noise, args.seed, args.out, args.overwrite)
     except ValueError as error:  # not a model file of this project
         parser.error(f"--model {args.model}: {error}")
     print(f"weakened copy of {args.model} written to {path}")

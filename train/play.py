@@ -32,6 +32,7 @@ from snipsnap_env.render import open_set_text
 from .measure.candidates import made, make_candidate
 from .runner.cli import add_flag, add_table_flags, at_least, new_parser, require
 from .runner.job import Job, Plan, Refusal
+from .runner.single_file import check_new_file, write_new_file
 
 STYLES = {  # by tone (snipsnap_env.events.Tone): a new kind of event is styled by its tone
     Tone.TABLE: "bold",
@@ -86,8 +87,8 @@ def table_summary(match, viewer: int | None) -> str:
 class Recorder:
     """Frames of a deal, saved as a GIF (Pillow) or an MP4 (imageio with ffmpeg)."""
 
-    def __init__(self, path: str):
-        self.path = Path(path)
+    def __init__(self, path: str, overwrite: bool = False):
+        self.path, self.overwrite = Path(path), overwrite
         if self.path.suffix.lower() not in (".gif", ".mp4"):
             raise ValueError(f"--record {path}: write a .gif or an .mp4 file")
         if self.path.suffix.lower() == ".mp4":
@@ -98,25 +99,29 @@ class Recorder:
                 raise ValueError("--record *.mp4 needs imageio with ffmpeg: pip install 'imageio[ffmpeg]'") from None
         if not self.path.parent.is_dir():
             raise ValueError(f"--record {path}: folder {self.path.parent} does not exist")
+        check_new_file(self.path, "--record", overwrite)  # no link, no tracked file, an existing one by --overwrite
         self.frames: list[np.ndarray] = []
 
     def add(self, frame: np.ndarray) -> None:
         self.frames.append(frame)
 
     def save(self) -> Path:
+        """The recording, written whole into its file (checked again: something may have appeared meanwhile)."""
+        return write_new_file(self.path, "--record", self._write, self.overwrite)
+
+    def _write(self, path: Path) -> None:
         if self.path.suffix.lower() == ".mp4":
             import imageio.v3 as iio
 
-            iio.imwrite(self.path, np.stack(self.frames), fps=1000 / FRAME_MS, codec="libx264")
-            return self.path
+            iio.imwrite(path, np.stack(self.frames), fps=1000 / FRAME_MS, codec="libx264")
+            return
         from PIL import Image
 
         # one small palette for every frame (the table has few colours): a GIF a fraction of the size
         palette = Image.fromarray(np.concatenate(self.frames[:: max(len(self.frames) // 8, 1)])).quantize(64)
         images = [Image.fromarray(frame).quantize(palette=palette, dither=Image.Dither.NONE) for frame in self.frames]
         durations = [FRAME_MS] * (len(images) - 1) + [4000]
-        images[0].save(self.path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
-        return self.path
+        images[0].save(path, save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
 
 
 def play(
@@ -129,10 +134,11 @@ def play(
     record: str | None = None,
     console: Console | None = None,
     trust: bool = False,
+    overwrite: bool = False,
 ) -> dict:
     """Play (or watch) one deal; return the chips."""
     console = console or Console(highlight=False)
-    recorder = Recorder(record) if record else None
+    recorder = Recorder(record, overwrite) if record else None
     env = snipsnap_env.env(num_players=players, rules=rules, auto_forced=seat is not None, viewer=seat)
     env.reset(seed=seed)
     raw = env.unwrapped
@@ -176,7 +182,12 @@ def parser() -> argparse.ArgumentParser:
     add_table_flags(job, players=4)
     add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
     job.add_argument("--seat", type=at_least(0), default=None, help="your seat; leave out to watch the agents")
-    job.add_argument("--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg])")
+    job.add_argument(
+        "--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg]); a new file"
+    )
+    job.add_argument(
+        "--overwrite", action="store_true", help="--record may replace an existing file (never a tracked one)"
+    )
     add_flag(job, "trust-model")
     return job
 
@@ -189,9 +200,9 @@ def check(args) -> Plan:
         require("train", "rich")
     made(args.opponents, args.trust_model)
     if args.record:
-        Recorder(args.record)
+        Recorder(args.record, args.overwrite)
     return Plan(lambda _: play(args.players, args.rules, args.opponents, args.seat, args.seed, record=args.record,
-                               trust=args.trust_model))  # fmt: skip
+                               trust=args.trust_model, overwrite=args.overwrite))  # fmt: skip
 
 
 JOB = Job(parser, check, example=("--players", "3"))

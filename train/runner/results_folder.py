@@ -25,7 +25,7 @@ from snipsnap_env.install import install_hint
 from .run_folder import FolderTaken, Refused, RunFolder
 
 PROVENANCE_FILE = "provenance.json"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (train/runner/ is two folders down)
 
 
 class CannotWrite(Refused, ValueError):
@@ -38,35 +38,45 @@ def default_out(job: str, settings: dict) -> Path:
     return Path("results") / job / digest
 
 
-def commit() -> str:
-    """The checkout's commit (``-dirty`` with uncommitted changes to tracked files other than the committed
-    result tables, which no job reads: a remake copies each table in while the next job starts); "unknown"
-    outside git."""
+def commit(root: Path = ROOT) -> str:
+    """The repository's commit, ``-dirty`` when :func:`changed_files` names any; "unknown" outside git."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if head.returncode:
             return "unknown"
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs/results"],
-            cwd=ROOT,
+        return head.stdout.strip() + ("-dirty" if changed_files(root) else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def changed_files(root: Path = ROOT) -> list[str]:
+    """The files of the repository that differ from its commit: modified, staged, deleted and untracked (not
+    ignored) ones, but for the committed result tables, which no job reads (a remake copies each table in while
+    the next job starts)."""
+    try:
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude)docs/results"],
+            cwd=root,
             capture_output=True,
             text=True,
             timeout=10,
         )
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return []
+    return sorted(line[3:] for line in status.stdout.splitlines() if line.strip()) if not status.returncode else []
 
 
 def provenance(job: str, argv: list[str] | None) -> dict:
     """What made a folder: the command (``argv`` of ``python -m train.<job>``; None: called from Python),
     the commit and the date (UTC)."""
     command = f"python -m train.{job} {shlex.join(argv)}".strip() if argv is not None else f"train.{job} from Python"
-    return {
+    record = {
         "command": command,
         "commit": commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+    changed = changed_files() if record["commit"].endswith("-dirty") else []
+    return record | ({"changed_files": changed} if changed else {})
 
 
 @contextlib.contextmanager
