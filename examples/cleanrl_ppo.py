@@ -30,7 +30,7 @@ import agents
 import snipsnap_env
 import snipsnap_env.training_signal
 from agents.base import FunctionPolicy
-from train.evaluate import evaluate_policy
+from train.measure.evaluation import evaluate_policy
 
 
 def parse(argv=None) -> argparse.Namespace:

@@ -5,7 +5,7 @@
     python examples/learning_curves.py --steps 20000 --points 2 --eval-deals 500 --out /tmp/curves  # a smoke run
 
 Each run trains a recipe at its defaults and, at ``--points`` checkpoints, plays its greedy policy on paired deals
-at 4-player tables of most_copies players (``train.evaluate.evaluate_policy``, seed 2028). The minutes are
+at 4-player tables of most_copies players (``train.measure.evaluation.evaluate_policy``, seed 2028). The minutes are
 training time only (the checkpoints' evaluations are not counted). Writes ``curves.csv`` (one row a checkpoint)
 and ``curves.png`` (gain over most_copies against decisions and against minutes, 95% CIs) into ``--out``, with
 ``provenance.json`` (the command, commit and date).
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the recipes, run fro
 import cleanrl_ppo  # noqa: E402
 import sb3_self_play  # noqa: E402
 
-from train.evaluate import evaluate_policy  # noqa: E402
+from train.measure.evaluation import evaluate_policy  # noqa: E402
 from train.runner.results_folder import provenance  # noqa: E402
 
 FIELDS = ("recipe", "reward", "decisions", "minutes", "gain", "ci95")

@@ -34,7 +34,7 @@ from ray.tune.registry import register_env
 import snipsnap_env.rllib
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
-from train.evaluate import evaluate_policy
+from train.measure.evaluation import evaluate_policy
 
 POLICY = "shared"
 

@@ -38,7 +38,7 @@ import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
-from train.evaluate import evaluate_policy
+from train.measure.evaluation import evaluate_policy
 
 
 class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):

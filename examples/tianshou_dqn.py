@@ -32,7 +32,7 @@ from tianshou.utils.net.common import Net
 import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
-from train.evaluate import evaluate_policy
+from train.measure.evaluation import evaluate_policy
 
 LEARNER = 0  # the learner's seat
 

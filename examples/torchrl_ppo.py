@@ -33,7 +33,7 @@ from torchrl.objectives import ClipPPOLoss, ValueEstimators
 import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
-from train.evaluate import evaluate_policy
+from train.measure.evaluation import evaluate_policy
 
 GROUP = "agents"
 OBS = (GROUP, "observation", "observation")

@@ -17,7 +17,9 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents.model_file import load_policy  # noqa: E402
-from train import evaluate, train_ppo  # noqa: E402
+from train import train_ppo
+from train.learn import run as training
+from train.measure import evaluation  # noqa: E402
 from train.runner.run_folder import RunFolderBusy, checkpoints  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,13 +92,13 @@ def test_a_killed_run_resumes_from_its_last_checkpoint_and_keeps_its_logs(tmp_pa
     process = start_training(tmp_path)
     run = tmp_path / "r"
     wait_for_checkpoints(run, 2, process)
-    before = train_ppo.latest_checkpoint(run)
+    before = training.latest_checkpoint(run)
     time.sleep(0.3 + (hash(signal_) % 5) / 10)  # somewhere between checkpoints
     process.send_signal(signal_)
     output = process.communicate(timeout=60)[0]
     if signal_ != signal.SIGKILL:  # Ctrl-C and SIGTERM save where they are
         assert "interrupted: saved" in output, output
-    saved = train_ppo.latest_checkpoint(run)
+    saved = training.latest_checkpoint(run)
     steps_saved = int(saved.name.split("_")[1])
     assert steps_saved >= int(before.name.split("_")[1])
     assert not list(run.glob("checkpoints/*.partial*")) or signal_ == signal.SIGKILL
@@ -115,8 +117,8 @@ def test_a_second_run_in_the_same_folder_is_refused_while_the_first_trains(tmp_p
         )
         assert "in use by another training run" in refusal(capsys, run_args(tmp_path, 512, "--overwrite"))
         with pytest.raises(RunFolderBusy):
-            train_ppo.train(
-                train_ppo.Args(
+            training.train(
+                training.Args(
                     num_players=3, teacher="", total_timesteps=512, out_dir=str(tmp_path), run_name="r", resume=True
                 )
             )
@@ -152,7 +154,7 @@ def test_evaluate_checks_its_output_folder_before_the_work(tmp_path):
     blocker.write_text("")
     started = time.perf_counter()
     with pytest.raises(ValueError, match="cannot write results to"):
-        evaluate.evaluate(["most_copies"], ["random"], deals=5 * 10**6, out_dir=str(blocker / "out"), quiet=True)
+        evaluation.evaluate(["most_copies"], ["random"], deals=5 * 10**6, out_dir=str(blocker / "out"), quiet=True)
     assert time.perf_counter() - started < 5
 
 
@@ -179,7 +181,7 @@ def test_the_vec_env_takes_a_seed_for_every_stream_opponents_included():
 
 
 def test_a_runs_random_streams_are_derived_not_offset():
-    from train.train_ppo import STREAMS, stream_seed
+    from train.learn.args import STREAMS, stream_seed
 
     seeds = {stream_seed(seed, name, *index) for seed in (0, 1) for name in STREAMS for index in ((), (0,), (1,))}
     assert len(seeds) == 2 * len(STREAMS) * 3  # no two streams of two runs coincide
@@ -212,6 +214,7 @@ import os, signal, sys
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from train import train_ppo
+from train.learn import run as training
 point, at, sig = sys.argv[1], int(sys.argv[2]), getattr(signal, sys.argv[3])
 if point == "rollout":
     class Kill(BaseCallback):
@@ -219,8 +222,8 @@ if point == "rollout":
             if self.num_timesteps >= at:
                 os.kill(os.getpid(), sig)
             return True
-    real = train_ppo.make_callbacks
-    train_ppo.make_callbacks = lambda *a: real(*a) + [Kill()]
+    real = training.make_callbacks
+    training.make_callbacks = lambda *a: real(*a) + [Kill()]
 else:
     real_step, steps = torch.optim.Adam.step, []
     def step(self, *args, **kwargs):

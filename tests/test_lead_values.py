@@ -140,7 +140,7 @@ def test_tables_of_several_sizes_train_as_one_vec_env():
 
 
 def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
-    from train.train_ppo import Args
+    from train.learn.args import Args
 
     with pytest.raises(ValueError, match="only --critic rollouts"):
         Args(total_timesteps=10, opponents=("random", "self"), critic="observation")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from train import league
+from train.measure import league_tables
 
 TINY = ["--agents", "random", "most_copies", "fewest_copies", "--players", "3", "4", "--deals", "120"]
 TINY += ["--tables", "3", "--no-progress"]
@@ -19,21 +20,21 @@ def run(out: Path, *extra: str) -> bytes:
     return (out / "league.json").read_bytes()
 
 
-def settings(agents=("a", "b", "c"), players=(3, 5)) -> league.Settings:
-    return league.Settings(tuple(agents), tuple(players), "scarne", 10, 20, 0)
+def settings(agents=("a", "b", "c"), players=(3, 5)) -> league_tables.Settings:
+    return league_tables.Settings(tuple(agents), tuple(players), "scarne", 10, 20, 0)
 
 
 def test_tables_seat_distinct_agents_while_the_pool_lasts_and_everyone_when_it_does_not():
     big = settings(agents=[f"agent{i}" for i in range(8)], players=(4,))
-    assert league.compositions(big, 4) == 70
-    draws = [league.seat_agents(big, 4, i) for i in range(140)]
+    assert league_tables.compositions(big, 4) == 70
+    draws = [league_tables.seat_agents(big, 4, i) for i in range(140)]
     assert all(len(set(d)) == 4 for d in draws)
     for cycle in (draws[:70], draws[70:]):  # every set of four agents once per cycle, in a shuffled order
         assert len({frozenset(d) for d in cycle}) == 70
     assert draws[:70] != draws[70:] and len({tuple(d) for d in draws}) > 100  # other orders, other seatings
     small = settings(players=(5,))
-    assert all(set(league.seat_agents(small, 5, i)) == {"a", "b", "c"} for i in range(20))
-    assert league.seat_agents(small, 5, 3) == league.seat_agents(small, 5, 3)
+    assert all(set(league_tables.seat_agents(small, 5, i)) == {"a", "b", "c"} for i in range(20))
+    assert league_tables.seat_agents(small, 5, 3) == league_tables.seat_agents(small, 5, 3)
 
 
 def test_a_tiny_league_rates_every_agent_and_ranks_a_clear_gap(tmp_path):
@@ -60,7 +61,7 @@ def test_a_tiny_league_rates_every_agent_and_ranks_a_clear_gap(tmp_path):
 
 def test_an_interrupted_league_resumes_from_its_finished_tables_with_the_same_bytes(tmp_path, monkeypatch):
     whole = run(tmp_path / "whole")
-    real, calls = league.play_table, []
+    real, calls = league_tables.play_table, []
 
     def dies_after_four_tables(*args):
         if len(calls) == 4:

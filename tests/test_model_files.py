@@ -140,7 +140,7 @@ def test_convert_model_says_what_is_wrong_with_its_source_in_one_line(tmp_path, 
 
 
 def test_init_from_a_model_without_policy_kwargs_fine_tunes_the_defaults(tmp_path):
-    from train.train_ppo import Args
+    from train.learn.args import Args
 
     meta = changed_model(tmp_path / "bare.zip")
     with zipfile.ZipFile(meta) as archive:
@@ -174,15 +174,17 @@ CRITIC_RUN += ["--total-timesteps", "128", "--critic-rollouts", "2"]
 @pytest.mark.parametrize("critic", ["observation", "state", "rollouts"])
 def test_every_checkpoint_and_model_of_every_critic_evaluates_converts_and_rates(tmp_path, critic, capsys):
     from train import evaluate, train_ppo
+    from train.learn.critics import CRITICS
+    from train.measure import evaluation
 
-    assert critic in train_ppo.CRITICS and len(train_ppo.CRITICS) == 3 and len(CRITIC_INPUTS) == 3
+    assert critic in CRITICS and len(CRITICS) == 3 and len(CRITIC_INPUTS) == 3
     train_ppo.main([*CRITIC_RUN, "--critic", critic, "--runs", str(tmp_path), "--run-name", "r"])
     run = tmp_path / "r"
     checkpoint = sorted((run / "checkpoints").glob("ppo_*_steps.zip"))[-1]
     converted = tmp_path / "converted.zip"
     convert_model.main([str(checkpoint), str(converted), "--trust-model"])
     files = [f"ppo:{run / 'final_model.zip'}", f"ppo:{run / 'best_model.zip'}", f"ppo:{converted}"]
-    rows = evaluate.evaluate(
+    rows = evaluation.evaluate(
         ["random", *files, f"ppo:{checkpoint}"], ["random"], 3, deals=40, trust_model=True, quiet=True
     )
     assert [row.name for row in rows] == ["random", *files, f"ppo:{checkpoint}"]
@@ -202,7 +204,7 @@ def test_a_weakened_copy_changes_only_the_actor_plays_worse_and_has_the_same_byt
     sys.path.insert(0, str(ROOT / "examples"))
     import weakened_model
 
-    from train.evaluate import evaluate
+    from train.measure.evaluation import evaluate
     from train.runner.manifest import sha256
 
     first = weakened_model.main(["--model", "ppo", "--noise", "1.0", "--out", str(tmp_path / "a.zip")])

@@ -155,7 +155,7 @@ def test_the_env_id_names_one_observation_layout():
 
 
 def test_fine_tuning_refuses_a_model_of_an_earlier_layout_that_plays(tmp_path):
-    from train.train_ppo import Args
+    from train.learn.args import Args
 
     older = as_saved_before(MODELS / "ppo_distilled_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
     PPOPolicy(older)  # it plays

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from train import exploit, league, matrix, scorecard
-from train.evaluate import evaluate
+from train import league, matrix, scorecard
+from train.measure import exploitability, league_tables
+from train.measure.evaluation import evaluate
 from train.runner.manifest import sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
@@ -113,19 +114,19 @@ def test_a_cell_of_the_strength_matrix_replays_exactly():
 
 def test_a_table_of_the_league_replays_to_the_bytes_its_leaderboard_was_made_from():
     document = committed("league", "league.json")
-    settings = league.Settings(
+    settings = league_tables.Settings(
         **{key: tuple(value) if isinstance(value, list) else value for key, value in document["settings"].items()}
     )
     assert set(document["by_size"]) == {str(n) for n in settings.players}, "the league has no per-size ratings"
     cheap = next(t for t in document["tables"] if not any(a.startswith("pimc") for a in t["agents"]))
-    table = league.play_table(settings, cheap["players"], cheap["index"])
+    table = league_tables.play_table(settings, cheap["players"], cheap["index"])
     assert table["agents"] == cheap["agents"]
     assert league.table_digest(table) == cheap["sha256"], "the league moved (remake the table)"
 
 
 def test_a_cell_of_exploitability_replays_exactly():
     args = committed("exploit", "args.json")
-    row = exploit.exploitability("most_copies", 3, args["rules"], args["deals"], args["samples"], args["seed"])
+    row = exploitability.exploitability("most_copies", 3, args["rules"], args["deals"], args["samples"], args["seed"])
     (old,) = [r for r in committed("exploit", "exploit.json") if (r["target"], r["players"]) == ("most_copies", 3)]
     assert row == old, f"exploitability moved from {old} to {row} (remake the table)"
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from train import evaluate, exploit, league
+from train.measure import exploitability, league_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 POOL = ["--agents", "random", "most_copies", "fewest_copies"]
@@ -28,7 +29,7 @@ def run_league(out: Path, *extra: str) -> bytes:
 
 def replays(monkeypatch) -> list:
     """Record the tables the league plays (rather than reads back)."""
-    played, real = [], league.play_table
+    played, real = [], league_tables.play_table
     monkeypatch.setattr(league, "play_table", lambda *args: played.append(args[1:]) or real(*args))
     return played
 
@@ -66,8 +67,8 @@ def test_a_kept_table_edited_by_hand_is_named_and_played_again(tmp_path, monkeyp
     ],
 )
 def test_a_kept_table_of_the_wrong_shape_is_played_again_without_a_traceback(tmp_path, damage, words):
-    settings = league.Settings(("random", "most_copies", "fewest_copies"), (3,), "scarne", 60, 2, 20, 0)
-    table = league.play_table(settings, 3, 0)
+    settings = league_tables.Settings(("random", "most_copies", "fewest_copies"), (3,), "scarne", 60, 2, 20, 0)
+    table = league_tables.play_table(settings, 3, 0)
     if damage == "agents":
         table["agents"] = ["random", "random", "nobody"]
     elif damage == "short":  # fewer deals than asked
@@ -83,7 +84,7 @@ def test_a_kept_table_of_the_wrong_shape_is_played_again_without_a_traceback(tmp
 
 
 def test_a_table_file_the_league_never_wrote_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
-    real, calls = league.play_table, []
+    real, calls = league_tables.play_table, []
 
     def stops_after_one(*args):
         if calls:
@@ -168,7 +169,7 @@ def test_an_exploit_job_resumes_from_its_finished_cells(tmp_path, monkeypatch, c
     argv = ["--target", "most_copies", "--players", "3", "4", "--deals", "40", "--samples", "4"]
     argv += ["--out", str(tmp_path / "x")]
     exploit.main([*argv[:-1], str(tmp_path / "whole")])
-    real, calls = exploit.exploitability, []
+    real, calls = exploitability.exploitability, []
 
     def stops_after_one(*args, **kwargs):
         if calls:

@@ -10,7 +10,7 @@ from agents.pimc import PIMC
 from snipsnap_env.batch import BatchEnv, owners_from_hands
 from snipsnap_env.cards import hands_from_names
 from snipsnap_env.rules import PRESETS
-from train.evaluate import evaluate
+from train.measure.evaluation import evaluate
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

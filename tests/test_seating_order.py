@@ -7,7 +7,7 @@ import numpy as np
 
 import agents
 from train.measure.paired import PairedDeals, mean_ci
-from train.mixed import arrangements, play_mixed, play_rotations
+from train.measure.rotations import arrangements, play_mixed, play_rotations
 
 NAMES = ["most_copies", "fewest_copies", "random"]
 

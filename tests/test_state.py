@@ -124,16 +124,16 @@ def test_fine_tuning_starts_from_the_model_files_actor_with_a_fresh_state_critic
     import agents
     from agents.ppo import SHIPPED_MODEL
     from snipsnap_env.batch import BatchEnv
-    from train import train_ppo
+    from train.learn import run as training
 
-    args = train_ppo.Args(
+    args = training.Args(
         num_players=4, teacher="", total_timesteps=256, num_envs=8, init_from=str(SHIPPED_MODEL), critic="state"
     )
-    model = train_ppo.new_model(args, train_ppo.make_vec_env(args, 0))
+    model = training.new_model(args, training.make_vec_env(args, 0))
     obs, mask = BatchEnv(512, 4, seed=2).reset()
     with torch.no_grad():
         mine = model.policy.get_distribution(torch.as_tensor(obs), action_masks=mask.astype(bool)).distribution.probs
     assert np.array_equal(mine.numpy(), agents.make("ppo").probabilities(obs, mask))
     assert model.policy.observation_space.shape == (OBS_DIM + HANDS_DIM,)
     with pytest.raises(ValueError, match="holds a rank_shared policy with head"):
-        train_ppo.Args(teacher="", total_timesteps=256, init_from=str(SHIPPED_MODEL), rank_head=(8, 8))
+        training.Args(teacher="", total_timesteps=256, init_from=str(SHIPPED_MODEL), rank_head=(8, 8))

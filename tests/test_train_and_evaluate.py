@@ -14,8 +14,12 @@ from helpers import play_aec_game  # noqa: E402
 import agents  # noqa: E402
 from agents.model_file import load_policy  # noqa: E402
 from snipsnap_env.observation import OBS_DIM  # noqa: E402
-from train import evaluate, train_ppo
-from train.measure import paired  # noqa: E402
+from train import train_ppo
+from train.learn import run as training
+from train.measure import (
+    evaluation,
+    paired,  # noqa: E402
+)
 
 SMOKE = [
     "--players",
@@ -149,7 +153,7 @@ def test_resume_of_a_run_that_is_not_there_is_refused_and_leaves_nothing(tmp_pat
 
 def test_evaluation_is_deterministic_for_a_seed(tmp_path):
     runs = [
-        evaluate.evaluate(
+        evaluation.evaluate(
             ["most_copies", "control"],
             ["random", "most_copies"],
             num_players=5,
@@ -337,7 +341,7 @@ def test_distillation_from_the_search_player_trains_a_policy_that_loads(tmp_path
     report = json.loads((run / "distill.json").read_text())
     assert [r["positions"] for r in report["rounds"]] == [450, 900]  # the DAgger round adds its positions
     assert 0 < report["rounds"][-1]["accuracy"] <= 1
-    assert (run / "best_model.zip").exists() and train_ppo.latest_checkpoint(run) is not None
+    assert (run / "best_model.zip").exists() and training.latest_checkpoint(run) is not None
     player = agents.make("ppo", path=final)
     play_aec_game(player, 4, "scarne", seed=1)
     with pytest.warns(UserWarning, match=r"trained for \[3, 4\] players, not 5"):
@@ -372,7 +376,7 @@ def test_playing_stops_cleanly_at_the_end_of_input():
 
 
 def test_mixed_tables_are_zero_sum_and_rotate_every_agent_through_every_seat():
-    from train.mixed import play_mixed
+    from train.measure.rotations import play_mixed
 
     table = play_mixed(["most_copies", "random", "fewest_copies"], 4, "scarne", 600, seed=2)
     assert {name: row["seats"] for name, row in table.items()} == {"most_copies": 1, "random": 1, "fewest_copies": 2}

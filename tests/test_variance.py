@@ -17,7 +17,7 @@ from snipsnap_env.kernel_network import no_networks
 from snipsnap_env.lead_values import values_for
 from snipsnap_env.observation import table_template
 from snipsnap_env.rules import make_rules
-from train.evaluate import evaluate
+from train.measure.evaluation import evaluate
 from train.measure.paired import PairedDeals, mean_ci
 from train.measure.variance import play_reduced
 

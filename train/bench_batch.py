@@ -19,7 +19,7 @@ import numpy as np
 import agents
 from snipsnap_env.batch import BatchEnv, play_deals
 
-from .bench_aec import add_json_flags, aec_envs, check_json, measure_table, save_json
+from .measure.speed import add_json_flags, aec_envs, check_json, measure_table, save_json
 from .runner.cli import add_flag, between, new_parser, positive_float, require
 from .runner.job import Job, Plan, Refusal
 
@@ -102,7 +102,9 @@ def ppo_fps(vec: str, steps: int, num_envs: int, n_steps: int, batch_size: int, 
 
     import torch
 
-    from .train_ppo import Args, make_vec_env, new_model
+    from .learn.args import Args
+    from .learn.run import new_model
+    from .learn.vec_envs import make_vec_env
 
     torch.set_num_threads(2)
     policy = "rank_shared" if critic == "rollouts" else "mlp"

@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 
-from .bench_aec import add_json_flags, check_json, save_json
-from .runner.cli import between, new_parser, positive_float, require
+from .measure.speed import add_json_flags, check_json, save_json
+from .runner.cli import between, new_parser, require
 from .runner.job import Job, Plan
 
 ENVS = ("vector", "sb3", "training", "aec")

@@ -15,7 +15,7 @@ import numpy as np
 
 import agents
 
-from .bench_aec import add_json_flags, check_json, save_json
+from .measure.speed import add_json_flags, check_json, save_json
 from .runner.cli import add_flag, between, new_parser, positive_float, refuse_repeats, require
 from .runner.job import Job, Plan
 

@@ -14,7 +14,7 @@ import numpy as np
 
 import agents
 
-from .bench_aec import add_json_flags, check_json, save_json
+from .measure.speed import add_json_flags, check_json, save_json
 from .runner.cli import add_flag, between, new_parser, refuse_repeats, worlds
 from .runner.job import Job, Plan
 

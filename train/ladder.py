@@ -14,8 +14,8 @@ import json
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
-from .evaluate import evaluate
 from .measure.candidates import add_variance_flag, made, model_files
+from .measure.evaluation import evaluate
 from .runner.cli import add_flag, add_job_flags, new_parser, progress_bar, refuse_repeats
 from .runner.job import Job, Plan
 from .runner.results_folder import csv_of, pyplot
@@ -29,7 +29,7 @@ def ladder(
 ) -> list[dict]:
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
     ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as
-    :func:`train.evaluate.evaluate`'s."""
+    :func:`train.measure.evaluation.evaluate`'s."""
     rows = []
     cells = [(n, pool) for pool in opponents for n in players]
     for n, pool in progress_bar(cells, desc="ladder", unit="cell", disable=not progress):

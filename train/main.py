@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import evaluate, train_ppo
-from .learn.args import run_settings
+from .learn.args import Args, run_settings
+from .learn.run import TINY_RUN, TRAINING_MODULES, train_or_reuse
+from .measure.evaluation import evaluate
 from .runner.cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
 from .runner.job import Job, Plan
 from .runner.run_folder import MAY_CHANGE
@@ -31,24 +32,24 @@ def parser() -> argparse.ArgumentParser:
     add_flag(
         benchmark, "out", help="folder for the benchmark's tables and chart (default: results/main/<settings hash>)"
     )
-    add_dataclass_flags(train_ppo.Args, job.add_argument_group("training (as python -m train.train_ppo)"))
+    add_dataclass_flags(Args, job.add_argument_group("training (as python -m train.train_ppo)"))
     return job
 
 
 def check(flags) -> Plan:
     """What train_ppo checks, and the benchmark's folder keyed by the run's settings (the folder is opened, and
     refused, before any training)."""
-    require("train", *train_ppo.TRAINING_MODULES)
-    args = from_namespace(train_ppo.Args, flags)
+    require("train", *TRAINING_MODULES)
+    args = from_namespace(Args, flags)
     run = {key: value for key, value in run_settings(args).items() if key not in MAY_CHANGE}
     settings = {"run": run, "deals": flags.deals}
     run_dir = Path(args.out_dir) / args.run_name
 
     def work(folder) -> list:
         print(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
-        model = train_ppo.train_or_reuse(args) / "final_model.zip"
+        model = train_or_reuse(args) / "final_model.zip"
         print(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} players on {flags.deals:,} paired deals", flush=True)
-        return evaluate.evaluate(
+        return evaluate(
             [*CANDIDATES, f"ppo:{model}"],
             list(args.opponents),
             args.num_players,
@@ -64,7 +65,7 @@ def check(flags) -> Plan:
     return Plan(work, settings, flags.out, args.overwrite, kept)
 
 
-JOB = Job(parser, check, example=(*train_ppo.TINY_RUN, "--deals", "20"))
+JOB = Job(parser, check, example=(*TINY_RUN, "--deals", "20"))
 main = JOB.main
 
 

@@ -112,9 +112,10 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
 def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
     """Distil a policy for one cell (train.train_ppo's run folder ``<runs>/matrix_<cell>_s<seed>``, resumed or
     reused when there with the same settings) and return its model file (a work unit)."""
-    from . import train_ppo
+    from .learn.args import Args
+    from .learn.run import train_or_reuse
 
-    args = train_ppo.Args(
+    args = Args(
         num_players=cell.players,
         rules=cell.rules,
         opponents=tuple(cell.pool),
@@ -128,7 +129,7 @@ def train_cell(settings: Settings, cell: Cell, runs: str) -> bytes:
         run_name=f"matrix_{cell.key}_s{settings.seed}",
         progress=False,
     )
-    return (train_ppo.train_or_reuse(args) / "final_model.zip").read_bytes()
+    return (train_or_reuse(args) / "final_model.zip").read_bytes()
 
 
 def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress: bool = True) -> list[dict]:

@@ -39,10 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import exploit, league
-from .evaluate import evaluate, prepare
 from .learn.best_response import STARTS, TEACHER_POSITIONS
+from .measure import exploitability as exploit
+from .measure import league_tables as league
 from .measure.candidates import add_variance_flag, made, model_files
+from .measure.evaluation import evaluate, prepare
 from .measure.paired import PairedDeals, mean_ci, play_candidates
 from .runner.cli import add_flag, add_job_flags, at_least, deal_count, new_parser, progress_bar, worlds
 from .runner.job import Job, Plan, Refusal

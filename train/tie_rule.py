@@ -18,7 +18,7 @@ import agents
 from agents.ppo import TIE_RULES
 from snipsnap_env.rules import check_num_players
 
-from .evaluate import format_table
+from .measure.evaluation import format_table
 from .measure.paired import PairedDeals, Row, play_paired, summarise
 from .runner.cli import add_flag, new_parser, refuse_repeats
 from .runner.job import Job, Plan

@@ -4,44 +4,19 @@ before any work, and the named random streams every part of a run draws from."""
 from __future__ import annotations
 
 import dataclasses
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-import agents
-from agents.model_file import is_policy_file
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players, check_rules_spec
 
 from ..runner.cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
 from ..runner.run_folder import check_folder_name
 from .critics import CRITICS, critic_named
+from .opponents import MODEL_FILE, make_opponent  # noqa: F401 (MODEL_FILE: read here by the pool's users)
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
 SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
-MODEL_FILE = "ppo:"  # in --opponents and --teacher-opponents: ppo:<model file>, a learned agent by its file
-
-
-def make_opponent(spec: str, seed: int = 0, also: tuple[str, ...] = ()):
-    """A training opponent: an agent's name or ``ppo:<model file>`` (a model in the project's format), or a
-    ValueError naming what is wrong with ``spec`` (``also``: the pool's other words, for the message)."""
-    name, colon, path = spec.partition(":")
-    if not colon and name not in agents.names():
-        raise ValueError(f"unknown opponent {spec!r}; known: {', '.join([*agents.names(), *also])} or ppo:<model file>")
-    if colon and (name + colon != MODEL_FILE or not path):
-        raise ValueError(f"opponent {spec!r}: an agent's name or ppo:<model file> (e.g. ppo:runs/a/final_model.zip)")
-    if colon and Path(path).is_file() and zipfile.is_zipfile(path) and not is_policy_file(path):
-        raise ValueError(  # never unpickled inside training, --trust-model or not
-            f"opponent {spec!r}: training plays only model files in snipsnap's format; convert a Stable-Baselines3 "
-            f"zip once with python -m train.convert_model {path} <converted.zip> --trust-model"
-        )
-    try:
-        return agents.make("ppo", path=path, seed=seed) if colon else agents.make(name, seed=seed)
-    except (ValueError, FileNotFoundError) as error:  # a missing or unreadable file, said with its path
-        raise ValueError(f"opponent {spec!r}: {error}") from None
-
-
 def opponent_files(args) -> dict[str, str]:
     """The SHA-256 of every model file a run learns from or against (its opponents', its teacher's opponents',
     its --init-from): a run is keyed by them, so that a file replaced under the same name is another run."""

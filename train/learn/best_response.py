@@ -88,6 +88,6 @@ def response_args(target: str, target_policy, players: int, rules: str, steps: i
 
 def train_response(args: Args) -> Path:
     """The best response's model file, trained as far as needed (reused when finished, resumed if interrupted)."""
-    from .. import train_ppo
+    from .run import train_or_reuse
 
-    return train_ppo.train_or_reuse(args) / "final_model.zip"
+    return train_or_reuse(args) / "final_model.zip"

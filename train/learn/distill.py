@@ -26,8 +26,8 @@ from snipsnap_env.kernel import POLICIES, policy_codes
 from snipsnap_env.rules import MAX_PLAYERS
 
 from ..runner.cli import progress_bar
-from .args import make_opponent
 from .live_policy import LivePolicy
+from .opponents import make_opponent
 
 
 def teacher_from_spec(spec: str, seed: int, pool: list | None = None) -> PIMC | ModelSearch:
