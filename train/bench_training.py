@@ -1,0 +1,180 @@
+"""Benchmark where a training run's time goes: lead choices per second by phase of train_ppo's default recipe
+(or any settings of it), beside what each phase could reach on this machine.
+
+The phases of one PPO iteration: the learner's rollouts (the VecEnv stepping every table, the opponents, the
+learner's network choosing in torch), the critic's rollouts of the true deal (each candidate lead's value from
+``--critic-rollouts`` rollouts, inside the VecEnv's step), and the PPO update (``--n-epochs`` passes of
+forward and backward over the rollout). The limits: the batched engine alone (4,096 tables, random leads, no
+learning), and one forward and backward pass of the policy on a minibatch of real observations, both on this
+machine in the same run.
+
+    python -m train.bench_training                             # the default recipe, 3 PPO iterations: ~1 minute
+    python -m train.bench_training --iterations 5 --critic-rollouts 16 --json phases.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from contextlib import contextmanager
+
+from .learn.args import Args
+from .measure.speed import check_json, save_json
+from .runner.cli import add_dataclass_flags, between, from_namespace, new_parser, require
+from .runner.job import Job, Plan
+
+MAX_ITERATIONS = 1000
+
+
+@contextmanager
+def timed(owner, name: str, totals: dict, key: str):
+    """Add the wall time of every call of ``owner.name`` to ``totals[key]`` while the block runs."""
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        began = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            totals[key] += time.perf_counter() - began
+
+    setattr(owner, name, wrapper)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def phases(args: Args, iterations: int) -> dict:
+    """Seconds per phase over ``iterations`` PPO iterations after one to warm up (compilation, first rollout)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.threads import set_torch_threads
+    from snipsnap_env.vec_env import SnipSnapVecEnv
+
+    from .learn.pool import seat_the_learner
+    from .learn.run import new_model
+    from .learn.vec_envs import make_vec_env
+
+    set_torch_threads(args.threads)
+    env = make_vec_env(args, args.seed)
+    model = new_model(args, env)
+    seat_the_learner(env, model)
+    per_iteration = env.num_envs * args.n_steps
+    model.learn(per_iteration)  # warm up
+    totals = {"collect": 0.0, "critic": 0.0, "update": 0.0}
+    with (
+        timed(MaskablePPO, "collect_rollouts", totals, "collect"),
+        timed(SnipSnapVecEnv, "values_of_leads", totals, "critic"),
+        timed(type(model), "train", totals, "update"),
+    ):
+        began = time.perf_counter()
+        model.learn(per_iteration * iterations, reset_num_timesteps=False)
+        wall = time.perf_counter() - began
+    steps = per_iteration * iterations
+    return {
+        "steps": steps,
+        "wall": wall,
+        "learner_rollouts": totals["collect"] - totals["critic"],
+        "critic_rollouts": totals["critic"],
+        "ppo_update": totals["update"],
+    }
+
+
+def update_limit(args: Args, seconds: float = 3.0) -> float:
+    """Samples per second of one forward and backward pass of the policy (minibatches of real observations)."""
+    import numpy as np
+    import torch
+
+    from .learn.run import new_model
+    from .learn.vec_envs import make_vec_env
+
+    env = make_vec_env(args, args.seed)
+    model = new_model(args, env)
+    obs = torch.as_tensor(env.reset())
+    masks = np.asarray(env.env_method("action_masks"))
+    rows = torch.arange(args.batch_size) % len(obs)
+    x, m = obs[rows], masks[rows.numpy()]
+    actions = torch.as_tensor(np.where(m[:, :13], np.random.default_rng(0).random((len(m), 13)), -1).argmax(axis=1))
+    policy = model.policy
+    policy.set_training_mode(True)
+    count, began = 0, time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        _, log_prob, _ = policy.evaluate_actions(x, actions, action_masks=m)
+        policy.optimizer.zero_grad()
+        (-log_prob.mean()).backward()
+        policy.optimizer.step()
+        count += len(x)
+    return count / (time.perf_counter() - began)
+
+
+def engine_limit(num_players: int = 6, games: int = 4096, seconds: float = 3.0) -> float:
+    """Lead choices per second of the batched engine alone: ``games`` tables stepped with random legal leads,
+    every forced turn played in the kernel, no learning."""
+    import numpy as np
+
+    from snipsnap_env.batch import BatchEnv
+
+    env, rng = BatchEnv(games, num_players, seed=0), np.random.default_rng(0)
+    obs, mask = env.reset()
+    choices, began = 0, time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        obs, mask, *_ = env.step(np.where(mask > 0, rng.random(mask.shape), -1.0).argmax(axis=1))
+        choices += games
+    return choices / (time.perf_counter() - began)
+
+
+def parser() -> argparse.ArgumentParser:
+    job = new_parser(__doc__, __name__)
+    job.add_argument("--iterations", type=between(1, MAX_ITERATIONS), default=3, help="PPO iterations timed")
+    job.add_argument("--json", default=None, metavar="FILE", help="also write the figures to this JSON file")
+    add_dataclass_flags(Args, job.add_argument_group("training settings (as python -m train.train_ppo)"))
+    return job
+
+
+def work(flags) -> dict:
+    args = from_namespace(Args, flags)
+    args.out_dir = tempfile.mkdtemp()
+    figures = phases(args, flags.iterations)
+    steps = figures["steps"]
+    update = update_limit(args)
+    kernel = engine_limit()
+    epochs = args.n_epochs
+    print(f"{steps:,} lead choices in {figures['wall']:.1f} s: {steps / figures['wall']:,.0f} a second in all")
+    print(f"{'phase':<34}{'seconds':>9}{'share':>8}{'choices/s':>12}{'limit/s':>12}")
+    rows = [
+        ("the learner's rollouts", figures["learner_rollouts"], kernel),
+        (f"the critic's ({args.critic_rollouts} a lead)", figures["critic_rollouts"], None),
+        (f"the PPO update ({epochs} epochs)", figures["ppo_update"], update / epochs),
+    ]
+    for name, seconds, limit in rows:
+        rate = steps / seconds if seconds else float("inf")
+        shown = f"{limit:>12,.0f}" if limit else f"{'':>12}"
+        print(f"{name:<34}{seconds:>9.2f}{seconds / figures['wall']:>8.0%}{rate:>12,.0f}{shown}")
+    print(f"limits: the batched engine alone, random leads ({kernel:,.0f} lead choices/s); forward+backward "
+          f"{update:,.0f} samples/s, so {update / epochs:,.0f} lead choices/s at {epochs} epochs")  # fmt: skip
+    return save_json(figures | {"update_samples_per_s": update, "engine_leads_per_s": kernel}, flags.json,
+                     "bench_training", flags.command)  # fmt: skip
+
+
+def check(flags) -> Plan:
+    """The training extra there, the settings checked as train_ppo checks them, the --json file new."""
+    from .learn.run import TRAINING_MODULES
+
+    require("train", *TRAINING_MODULES)
+    check_json(flags.json, flags.overwrite, "bench_training")
+    from_namespace(Args, flags)
+    return Plan(lambda _: work(flags))
+
+
+JOB = Job(
+    parser,
+    check,
+    example=("--iterations", "1", "--ppo-players", "3", "--num-envs", "8", "--n-steps", "8", "--batch-size", "32",
+             "--critic-rollouts", "2", "--threads", "1"),
+)  # fmt: skip
+main = JOB.main
+
+if __name__ == "__main__":
+    main()
