@@ -33,7 +33,7 @@ NAMES = sorted(path.stem for path in (ROOT / "train").glob("*.py") if path.stem 
 SLOW = {"train_ppo", "main", "convert_model", "bench_batch"}  # their examples train or time PPO: tens of seconds
 AGENT_FLAGS = {"candidates", "opponents", "agents", "target", "agent", "candidate"}  # dests that name agents
 # their agents are names from the registry, never files (train_ppo's --init-from is read as data): nothing to trust
-NO_MODEL_FILES = {"oracle", "train_ppo", "main"}
+NO_MODEL_FILES = {"oracle", "train_ppo", "main", "bench_training"}  # training settings: model files never unpickled
 HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time and the hashes of it; the lock's PID
 
 
