@@ -128,7 +128,12 @@ class Args:
     resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
     overwrite: bool = arg(False, "start over in <runs>/<run-name>, deleting the run there")
     progress: bool = arg(True, "show a progress bar")
-    threads: int = arg(2, "torch CPU threads", check=at_least(1))
+    threads: int = arg(
+        1,
+        "torch CPU threads (1: the update gains 15-25% from a second thread alone, and beside another busy process "
+        "two threads made a third of the speed: docs/speed.md)",
+        check=at_least(1),
+    )
 
     def __post_init__(self):
         check_fields(self)  # every number, before any work
