@@ -131,6 +131,7 @@ def test_fine_tuning_starts_from_the_model_files_actor_with_a_fresh_state_critic
     )
     model = training.new_model(args, training.make_vec_env(args, 0))
     obs, mask = BatchEnv(512, 4, seed=2).reset()
+    model.policy.set_training_mode(False)  # as it plays (the update scores held ranks only: test_rank_policy.py)
     with torch.no_grad():
         mine = model.policy.get_distribution(torch.as_tensor(obs), action_masks=mask.astype(bool)).distribution.probs
     assert np.array_equal(mine.numpy(), agents.make("ppo").probabilities(obs, mask))

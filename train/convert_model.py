@@ -65,13 +65,9 @@ def check(args) -> Plan:
 
 def example(folder: Path) -> list[str]:
     """A tiny run's SB3 checkpoint, and the command that converts it (for the tests of every job)."""
-    from .learn.args import Args
-    from .learn.run import TINY_RUN, train
-    from .runner.cli import add_dataclass_flags, from_namespace, new_parser
+    from .learn.run import train_tiny
 
-    tiny = [*TINY_RUN, "--runs", str(folder), "--run-name", "tiny"]
-    flags = add_dataclass_flags(Args, new_parser(None)).parse_args(tiny)
-    train(from_namespace(Args, flags))
+    train_tiny(folder, "tiny")
     checkpoint = sorted((folder / "tiny" / "checkpoints").glob("ppo_*_steps.zip"))[-1]
     return [str(checkpoint), str(folder / "converted.zip"), "--trust-model"]
 

@@ -42,6 +42,15 @@ from .vec_envs import make_vec_env
 #: the modules a training run needs (the training extra)
 TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
 
+def train_tiny(folder: Path, name: str) -> Path:
+    """:data:`TINY_RUN` trained in ``folder / name`` (a run for the tests and examples of other jobs)."""
+    from ..runner.cli import add_dataclass_flags, from_namespace, new_parser
+
+    argv = [*TINY_RUN, "--runs", str(folder), "--run-name", name]
+    flags = add_dataclass_flags(Args, new_parser(None)).parse_args(argv)
+    return train(from_namespace(Args, flags))
+
+
 #: A run of a few hundred PPO steps at a small table, no teacher: seconds, for the tests of every job.
 TINY_RUN = (
     "--players", "3", "--ppo-players", "3", "--num-envs", "8", "--n-steps", "16", "--batch-size", "64",
