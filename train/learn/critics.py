@@ -30,13 +30,6 @@ class Critic:
     learns_every_seat: bool  # its advantage ignores whose chips a step's reward holds: self-play seats may learn
 
     @property
-    def reads_values(self) -> bool:
-        """Whether PPO's advantages read the value network (GAE). The rollouts critic's do not: its value head
-        stays one linear layer (MaskablePPO's loss unchanged, at no cost), where --net-arch's 256×256 network
-        took three quarters of the PPO update's arithmetic."""
-        return self is not ROLLOUTS
-
-    @property
     def sees_the_deal(self) -> bool:
         """Whether it reads more than the learner's observation: only an actor that reads the observation alone
         (rank_shared) may train with it, on the batched engine, which supplies the deal."""

@@ -213,8 +213,6 @@ def new_model(args: Args, env):
         from agents.rank_policy import RankSharedPolicy as policy
 
         policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
-        if not critic_named(args.critic).reads_values:  # nothing reads the value: one linear layer, not --net-arch's
-            policy_kwargs["net_arch"] = {"vf": []}
     model = critic_named(args.critic).model_class()(
         policy,
         env,
