@@ -9,7 +9,7 @@ Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, `
 ``learning_curve.png``. ``--resume`` continues an interrupted run from its newest readable checkpoint;
 ``--overwrite`` starts over.
 
-    python -m train.train_ppo                                  # PPO from scratch: about 4 minutes on 2 CPU cores
+    python -m train.train_ppo                                  # PPO from scratch: about 3½ minutes on 2 CPU cores
     python -m train.train_ppo --total-timesteps 3000000 --threads 1 --run-name ppo_scratch  # the shipped ppo_scratch
     python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
         --teacher-learning-rate 1e-3 --total-timesteps 0 --run-name distill_pimc256_rank   # the shipped ppo_distilled
