@@ -82,7 +82,15 @@ class Job:
 def run(job: Job, argv=None):
     """Run ``job`` with the flags ``argv`` (None: the process's own) as every job runs: see the module."""
     parser = job.parser()
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    received: list[int] = []  # signals seen: a library may swallow the interrupt they raise and fail otherwise
+
+    def on_signal(signum, frame):
+        received.append(signum)
+        (on_sigterm if signum == signal.SIGTERM else signal.default_int_handler)(signum, frame)
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # started with Ctrl-C ignored (nohup): kept so
+    previous_int = signal.getsignal(signal.SIGINT) if ignored else signal.signal(signal.SIGINT, on_signal)
     plan = None
     kept = "nothing is kept; the same command starts again"
     try:
@@ -109,8 +117,14 @@ def run(job: Job, argv=None):
     except KeyboardInterrupt as interrupt:
         print(f"\ninterrupted: {kept}", file=sys.stderr)
         raise SystemExit(143 if isinstance(interrupt, Terminated) else 130) from None
+    except Exception:  # e.g. numba compiling when Ctrl-C came: the interrupt ignored in a callback, then an error
+        if not received:
+            raise
+        print(f"\ninterrupted: {kept}", file=sys.stderr)
+        raise SystemExit(143 if received[-1] == signal.SIGTERM else 130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         if plan is not None and plan.close is not None:
             plan.close()
 
