@@ -17,9 +17,9 @@ import numba
 import numpy as np
 
 import agents
-from snipsnap_env.batch import BatchEnv, play_deals
+from snipsnap_env.batch import play_deals
 
-from .measure.speed import add_json_flags, aec_envs, check_json, measure_table, save_json
+from .measure.speed import add_json_flags, aec_envs, batch_speed, check_json, measure_table, save_json
 from .runner.cli import add_flag, between, new_parser, positive_float, require
 from .runner.job import Job, Plan, Refusal
 
@@ -55,22 +55,6 @@ def reference_speed(path: str, seconds: float) -> float:
     if not hasattr(module, "deals_per_second"):
         raise SystemExit(f"--reference {path}: the script defines no deals_per_second(seconds=...)")
     return float(module.deals_per_second(seconds=seconds))
-
-
-def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0) -> dict:
-    """Complete deals/s and decisions/s through BatchEnv.step with uniformly random legal leads."""
-    env = BatchEnv(num_games, num_players, seed=seed)
-    policy = agents.make("random", seed=seed)
-    obs, mask = env.reset()
-    obs, mask, *_ = env.step(policy.act_batch(obs, mask))  # compile / warm up
-    deals = decisions = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        obs, mask, _, dones, _ = env.step(policy.act_batch(obs, mask))
-        deals += int(dones.sum())
-        decisions += num_games
-    elapsed = time.perf_counter() - start
-    return {"deals_per_s": deals / elapsed, "decisions_per_s": decisions / elapsed}
 
 
 def vec_env_speed(num_envs: int, num_players: int, seconds: float, reward: str, seed: int = 0) -> float:

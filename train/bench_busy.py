@@ -54,12 +54,10 @@ def _stepper(kind: str, seed: int):
 
             env = SnipSnapVecEnv(256, 6, opponents=[agents.make("most_copies", seed=seed)], seed=seed)
         else:
-            import tempfile
-
             from .learn.args import Args
             from .learn.vec_envs import make_vec_env
 
-            env = make_vec_env(Args(out_dir=tempfile.mkdtemp(), progress=False), seed).venv.venv
+            env = make_vec_env(Args(progress=False), seed).venv.venv
         env.reset()
 
         def step():

@@ -15,12 +15,11 @@ machine in the same run.
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from contextlib import contextmanager
 
 from .learn.args import Args
-from .measure.speed import check_json, save_json
+from .measure.speed import batch_speed, check_json, save_json
 from .runner.cli import add_dataclass_flags, between, from_namespace, new_parser, require
 from .runner.job import Job, Plan
 
@@ -109,22 +108,6 @@ def update_limit(args: Args, seconds: float = 3.0) -> float:
     return count / (time.perf_counter() - began)
 
 
-def engine_limit(num_players: int = 6, games: int = 4096, seconds: float = 3.0) -> float:
-    """Lead choices per second of the batched engine alone: ``games`` tables stepped with random legal leads,
-    every forced turn played in the kernel, no learning."""
-    import numpy as np
-
-    from snipsnap_env.batch import BatchEnv
-
-    env, rng = BatchEnv(games, num_players, seed=0), np.random.default_rng(0)
-    obs, mask = env.reset()
-    choices, began = 0, time.perf_counter()
-    while time.perf_counter() - began < seconds:
-        obs, mask, *_ = env.step(np.where(mask > 0, rng.random(mask.shape), -1.0).argmax(axis=1))
-        choices += games
-    return choices / (time.perf_counter() - began)
-
-
 def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, __name__)
     job.add_argument("--iterations", type=between(1, MAX_ITERATIONS), default=3, help="PPO iterations timed")
@@ -134,12 +117,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def work(flags) -> dict:
-    args = from_namespace(Args, flags)
-    args.out_dir = tempfile.mkdtemp()
+    args = from_namespace(Args, flags)  # nothing is written: no run folder, only the figures
     figures = phases(args, flags.iterations)
     steps = figures["steps"]
     update = update_limit(args)
-    kernel = engine_limit()
+    kernel = batch_speed(4096, 6, 3.0)["decisions_per_s"]
     epochs = args.n_epochs
     print(f"{steps:,} lead choices in {figures['wall']:.1f} s: {steps / figures['wall']:,.0f} a second in all")
     print(f"{'phase':<34}{'seconds':>9}{'share':>8}{'choices/s':>12}{'limit/s':>12}")

@@ -13,7 +13,7 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_play
 from ..runner.cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
 from ..runner.run_folder import check_folder_name
 from .critics import CRITICS, critic_named
-from .opponents import MODEL_FILE, make_opponent  # noqa: F401 (MODEL_FILE: read here by the pool's users)
+from .opponents import make_opponent
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
 SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)

@@ -14,9 +14,10 @@ import agents
 from ..measure.paired import PairedDeals, mean_ci, play_paired
 from ..runner.run_folder import RunFolder
 from . import resume_point
-from .args import Args, make_opponent, save_run_model, stream_seed
+from .args import Args, save_run_model, stream_seed
 from .checkpoints import RunState, append_eval_row, read_eval_rows, save_checkpoint
 from .live_policy import LivePolicy
+from .opponents import make_opponent
 from .pool import evaluation_opponents
 
 

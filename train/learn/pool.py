@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .args import SELF, SNAPSHOT, Args, make_opponent, stream_seed
+from .args import SELF, SNAPSHOT, Args, stream_seed
+from .opponents import make_opponent
 
 
 def opponent_pool(args: Args, seed: int) -> list:

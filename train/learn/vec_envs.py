@@ -3,8 +3,9 @@ SB3's DummyVecEnv of the single-seat env, with episode statistics and reward nor
 
 from __future__ import annotations
 
-from .args import Args, make_opponent, ppo_tables, stream_seed
+from .args import Args, ppo_tables, stream_seed
 from .critics import critic_named
+from .opponents import make_opponent
 from .pool import opponent_pool
 
 

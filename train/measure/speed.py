@@ -11,6 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+import agents
+from snipsnap_env.batch import BatchEnv
+
 from ..runner.cli import add_flag
 from ..runner.job import Refusal
 from ..runner.results_folder import provenance
@@ -186,3 +189,19 @@ def decision_times(names, seconds: float, num_players: int = 6, trust: bool = Fa
         results[name] = {"act_us": float(np.median(single) * 1e6), "act_batch_us_per_decision": batch_us}
         print(f"{name:>12}: act {results[name]['act_us']:9.1f} us   act_batch {batch_us:8.2f} us per decision")
     return results
+
+
+def batch_speed(num_games: int, num_players: int, seconds: float, seed: int = 0) -> dict:
+    """Complete deals/s and decisions/s through BatchEnv.step with uniformly random legal leads."""
+    env = BatchEnv(num_games, num_players, seed=seed)
+    policy = agents.make("random", seed=seed)
+    obs, mask = env.reset()
+    obs, mask, *_ = env.step(policy.act_batch(obs, mask))  # compile / warm up
+    deals = decisions = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        obs, mask, _, dones, _ = env.step(policy.act_batch(obs, mask))
+        deals += int(dones.sum())
+        decisions += num_games
+    elapsed = time.perf_counter() - start
+    return {"deals_per_s": deals / elapsed, "decisions_per_s": decisions / elapsed}
