@@ -166,24 +166,25 @@ class BatchEnv:
                 f"illegal actions {actions[bad].tolist()} in games {bad.tolist()}: "
                 "a lead must be a rank (0..12) that the seat to act may lead"
             )
+        return self._advance(batch_kernels.step_games, len(games), actions.astype(np.int64), active)
+
+    def play_others(self, learns: np.ndarray, policies: np.ndarray):
+        """Play, in every game, the seats that do not learn (``learns`` (B, N) bool), each real lead by its kernel
+        policy ``policies[b, seat]`` (:data:`~snipsnap_env.kernel.POLICIES` codes) with the seat's own random
+        stream, until a seat that learns is to choose or the deal ends (then dealt anew, as by :meth:`step`);
+        returns what :meth:`step` returns. One compiled call for all the other seats' turns."""
+        B = self.num_games
+        return self._advance(batch_kernels.play_others_games, B * self.num_players, learns, policies)
+
+    def _advance(self, kernel, work: int, *args):
+        B = self.num_games
         rewards = np.empty((B, self.num_players))
         ended = np.zeros(B, bool)
         final_score = np.zeros((B, self.num_players))
         final_turns = np.zeros(B, np.int64)
         winners = np.full(B, -1, np.int64)
-        batch_kernels.step_games(
-            len(games),
-            actions.astype(np.int64),
-            active,
-            rewards,
-            self._reported,
-            ended,
-            winners,
-            final_score,
-            final_turns,
-            self._rule_codes,
-            self.games.state,
-        )
+        kernel(work, *args, rewards, self._reported, ended, winners, final_score, final_turns, self._rule_codes,
+               self.games.state)  # fmt: skip
         infos = {"winner": winners, "turns": final_turns, "deal_score": final_score}
         obs, mask = self.observe()
         return obs, mask, rewards, ended, infos

@@ -18,8 +18,10 @@ from .jit_cache import drop_if_sources_changed
 from .kernel import (
     DEALER,
     PUBLIC,
+    TO_ACT,
     TURNS,
     WINNER,
+    choose_lead,
     deal_from_stream,
     deal_given,
     new_game,
@@ -57,24 +59,47 @@ def step_games(leads, active, rewards, reported, ended, winners, final_score, fi
     ``final_score`` and ``final_turns`` and is dealt anew from the game's stream; the new deal's forced turns
     are booked next time.
     """
-    holding, hand_size, played, public, deal_score, rng = state
-    n = hand_size.shape[1]
+    holding, hand_size, played, public, deal_score, _ = state
     for b in numba.prange(leads.shape[0]):
-        ended[b] = False
         if active[b]:
             play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], leads[b], rules)
-        for s in range(n):
-            rewards[b, s] = deal_score[b, s] - reported[b, s]
-            reported[b, s] = deal_score[b, s]
-        if public[b, WINNER] >= 0:
-            ended[b] = True
-            winners[b] = public[b, WINNER]
-            final_score[b, :] = deal_score[b]
-            final_turns[b] = public[b, TURNS]
-            pack = np.empty(NUM_CARDS, np.int64)
-            deal_from_stream(holding[b], hand_size[b], played[b], public[b], deal_score[b], rng[b], rules, pack)
-            play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], -1, rules)
-            reported[b, :] = 0.0
+        book_and_restart(b, rewards, reported, ended, winners, final_score, final_turns, rules, state)
+
+
+@numba.njit(cache=True, nogil=True)
+def book_and_restart(b, rewards, reported, ended, winners, final_score, final_turns, rules, state):
+    """Game ``b`` after a step: every seat's chips since the last booking into ``rewards``; a deal that ended
+    recorded (``ended``, ``winners``, ``final_score``, ``final_turns``), dealt anew from the game's stream and
+    played to its first real choice (the new deal's forced turns are booked next time)."""
+    holding, hand_size, played, public, deal_score, rng = state
+    ended[b] = False
+    for s in range(hand_size.shape[1]):
+        rewards[b, s] = deal_score[b, s] - reported[b, s]
+        reported[b, s] = deal_score[b, s]
+    if public[b, WINNER] >= 0:
+        ended[b] = True
+        winners[b] = public[b, WINNER]
+        final_score[b, :] = deal_score[b]
+        final_turns[b] = public[b, TURNS]
+        pack = np.empty(NUM_CARDS, np.int64)
+        deal_from_stream(holding[b], hand_size[b], played[b], public[b], deal_score[b], rng[b], rules, pack)
+        play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], -1, rules)
+        reported[b, :] = 0.0
+
+
+@by_work
+def play_others_games(learns, policies, rewards, reported, ended, winners, final_score, final_turns, rules, state):
+    """In every game, play the seats that do not learn (``learns[b, seat]`` False), each lead by its kernel
+    policy ``policies[b, seat]`` with the seat's own stream, until a seat that learns is to choose or the deal
+    ends; then :func:`book_and_restart`. (Play stops at a deal's end: the caller seats the next episode
+    before anyone chooses in it.) One call instead of one Python step per turn of the other seats."""
+    holding, hand_size, played, public, deal_score, rng = state
+    for b in numba.prange(learns.shape[0]):
+        while public[b, WINNER] < 0 and not learns[b, public[b, TO_ACT]]:
+            seat = public[b, TO_ACT]
+            lead = choose_lead(holding[b], played[b], seat, policies[b, seat], rng[b], 1 + seat, rules)
+            play_until_choice(holding[b], hand_size[b], played[b], public[b], deal_score[b], lead, rules)
+        book_and_restart(b, rewards, reported, ended, winners, final_score, final_turns, rules, state)
 
 
 @by_work

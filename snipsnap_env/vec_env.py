@@ -167,6 +167,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._rollout_self = _is_self(rollout_policy)
         self._rollout_code = NETWORK if self._rollout_self else int(policy_codes([rollout_policy])[0])
         self._opponent_codes = self._kernel_twins(self.opponents, self._rollout_code)
+        self._scripted_codes = self._all_scripted(self.opponents)
         extra = HANDS_DIM if self.critic_state else LEAD_VALUES_DIM if self.lead_values else 0
         low, high = critic_bounds(extra)
         observation_space = spaces.Box(low, high, dtype=np.float32)
@@ -334,21 +335,37 @@ class SnipSnapVecEnv(InProcessVecEnv):
         fallback = POLICIES.index("most_copies") if rollout_code >= NETWORK else rollout_code
         return np.array([POLICIES.index(n) if n in POLICIES else fallback for n in names], np.int64)
 
+    @staticmethod
+    def _all_scripted(opponents) -> np.ndarray | None:
+        """The kernel policy code of each pool member when every one is a scripted policy the kernel plays (or
+        :data:`SELF`, whose seats the learner holds): then the other seats play in one compiled call per step;
+        None when one is not (a network, the search, a policy of the caller's own)."""
+        if opponents is None:
+            return np.array([RANDOM], np.int64)
+        names = [SELF if _is_self(p) else getattr(p, "name", None) for p in opponents]
+        if not all(name == SELF or (name in POLICIES and not _plays_in_kernel(p)) for name, p in zip(names, opponents)):
+            return None
+        return np.array([RANDOM if name == SELF else POLICIES.index(name) for name in names], np.int64)
+
     def action_masks(self) -> np.ndarray:
         """(num_envs, 14) bool: the learner's legal actions in each game."""
         return self._mask.astype(bool)
 
     # ---- playing the other seats ----------------------------------------------------------------------
     def _play_others(self, obs, mask, rewards, dones, infos):
-        """Step every game where another seat is to choose, until the learner chooses everywhere."""
+        """Step every game where another seat is to choose, until the learner chooses everywhere: in compiled
+        code when every pool member is a scripted kernel policy (a step ends there only at a deal's end, where
+        the next episode is seated), else one Python step per turn."""
         while True:
             to_act = self.batch.to_act
             others = ~self._learns[np.arange(self.num_envs), to_act]
             if not others.any():
                 self.learner_seat[:] = to_act  # the learner's seat that chooses now
                 return obs, mask
-            actions = self._opponent_actions(obs, mask, others)
-            step = self.batch.step(actions, active=others)
+            if self._scripted_codes is not None:
+                step = self.batch.play_others(self._learns, self._scripted_codes[self._seat_policy])
+            else:
+                step = self.batch.step(self._opponent_actions(obs, mask, others), active=others)
             self._collect(step, rewards, dones, infos)
             obs, mask = step[0], step[1]
 

@@ -276,6 +276,41 @@ def test_the_main_job_trains_then_benchmarks_and_reuses_a_finished_run(tmp_path,
     assert "reusing the finished run" in capsys.readouterr().out
 
 
+def test_a_finished_run_is_reused_only_by_the_code_that_trained_it(tmp_path, monkeypatch, capsys):
+    """After a pull the same settings train another model: the old run is refused by name, never reported as
+    this code's, and never resumed by other code."""
+    from train.learn import code_version
+
+    argv = SMOKE + ["--total-timesteps", "256", "--runs", str(tmp_path), "--run-name", "r", "--no-progress"]
+    train_ppo.main(argv)
+    recorded = json.loads((tmp_path / "r" / "args.json").read_text())
+    assert recorded["code"] == code_version.code_version() and recorded["code"].startswith("sources ")
+    monkeypatch.setattr(code_version, "code_version", lambda: "sources 0123456789abcdef; torch 0.0")
+    for again in (["--resume"], ["--total-timesteps", "512", "--resume"]):
+        with pytest.raises(SystemExit):
+            train_ppo.main(argv + again)
+        assert "code: " in capsys.readouterr().err
+    assert training.train_or_reuse is not None
+    train_ppo.main(argv + ["--overwrite"])
+    assert json.loads((tmp_path / "r" / "args.json").read_text())["code"].startswith("sources 0123")
+
+
+def test_the_code_version_changes_with_any_source_that_shapes_a_run(tmp_path, monkeypatch):
+    from train.learn import code_version
+
+    source = tmp_path / "engine"
+    source.mkdir()
+    (source / "kernel.py").write_text("X = 1\n")
+    monkeypatch.setattr(code_version, "SOURCES", (source,))
+    code_version.code_version.cache_clear()
+    before = code_version.code_version()
+    (source / "kernel.py").write_text("X = 2\n")
+    code_version.code_version.cache_clear()
+    after = code_version.code_version()
+    code_version.code_version.cache_clear()
+    assert before != after and before.split(";")[1:] == after.split(";")[1:]  # the sources' part moved
+
+
 def test_a_person_can_play_a_deal_in_the_terminal(capsys):
     from train import play
 

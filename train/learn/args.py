@@ -29,9 +29,12 @@ def opponent_files(args) -> dict[str, str]:
 
 
 def run_settings(args) -> dict:
-    """What a run's folder records and checks on resume: its settings, and the model files behind them."""
+    """What a run's folder records and checks on resume and reuse: its settings, the model files behind them, and
+    the code that trains it (train.learn.code_version)."""
+    from .code_version import code_version
+
     files = opponent_files(args)
-    return dataclasses.asdict(args) | ({"model_files": files} if files else {})
+    return dataclasses.asdict(args) | ({"model_files": files} if files else {}) | {"code": code_version()}
 
 
 @dataclass
@@ -104,6 +107,12 @@ class Args:
         "training only: the actor always reads the observation alone",
     )
     critic_rollouts: int = arg(32, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
+    surrogate: str = arg(
+        "sampled",
+        "--critic rollouts: PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or summed over "
+        "every legal lead, weighted by the policy that collected the rollout ('all_leads': no sampling noise, and "
+        "only the actor is fitted; train.learn.rollout_critic)",
+    )
     rollout_policy: str = arg(
         "most_copies",
         "--critic rollouts: the learner's later leads in the rollouts: a kernel policy (one-step improvement over "

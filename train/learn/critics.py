@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.state import HANDS_DIM, LEAD_VALUES_DIM
 
+SAMPLED, ALL_LEADS = "sampled", "all_leads"  # --surrogate: PPO's over the lead taken, or over every legal lead
+SURROGATES = (SAMPLED, ALL_LEADS)
 SELF = "self"  # as --rollout-policy: the learner's network (snipsnap_env.vec_env.SELF, which needs SB3 to import)
 
 
@@ -47,6 +49,10 @@ class Critic:
                 f"rollout_policy got {args.rollout_policy!r}; the rollouts run in the kernel, which plays "
                 f"{', '.join(POLICIES)} and {SELF!r} (the learner's network)"
             )
+        if args.surrogate not in SURROGATES:
+            raise ValueError(f"surrogate got {args.surrogate!r}; allowed: {', '.join(map(repr, SURROGATES))}")
+        if args.surrogate == ALL_LEADS and self is not ROLLOUTS:
+            raise ValueError(f"--surrogate {ALL_LEADS} needs every lead's value: --critic rollouts")
         if args.pfsp and self is not ROLLOUTS:
             raise ValueError("--pfsp weighs the pool by the lead values' gains: it needs --critic rollouts")
 
@@ -58,12 +64,13 @@ class Critic:
             "rollout_policy": args.rollout_policy,
         }
 
-    def model_class(self):
-        """MaskablePPO, or for ``rollouts`` its subclass whose advantages come from the lead values."""
+    def model_class(self, surrogate: str = "sampled"):
+        """MaskablePPO, or for ``rollouts`` its subclass whose advantages come from the lead values (the
+        surrogate over the sampled lead, or over every legal lead: train.learn.rollout_critic)."""
         if self is ROLLOUTS:
-            from .rollout_critic import RolloutCriticPPO
+            from .rollout_critic import AllActionPPO, RolloutCriticPPO
 
-            return RolloutCriticPPO
+            return AllActionPPO if surrogate == ALL_LEADS else RolloutCriticPPO
         from sb3_contrib import MaskablePPO
 
         return MaskablePPO

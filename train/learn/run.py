@@ -131,7 +131,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
             stats = vecnormalize_path(path)
             resumed_env = VecNormalize.load(str(folder.verify(stats)), env.venv) if stats.exists() else env
             point = resume_point.load(path, folder.verify)
-            return critic_named(args.critic).model_class().load(
+            return critic_named(args.critic).model_class(args.surrogate).load(
                 folder.verify(path), env=resumed_env, device="cpu"
             ), point
 
@@ -213,7 +213,7 @@ def new_model(args: Args, env):
         from agents.rank_policy import RankSharedPolicy as policy
 
         policy_kwargs.update(rank_context=args.rank_head[0], rank_hidden=args.rank_head[1])
-    model = critic_named(args.critic).model_class()(
+    model = critic_named(args.critic).model_class(args.surrogate)(
         policy,
         env,
         n_steps=args.n_steps,
