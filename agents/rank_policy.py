@@ -46,15 +46,25 @@ class RankSharedHead(nn.Module):
         self.pass_logit = nn.Linear(context_dim, 1)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.logits(*self.inputs(obs))
+
+    def inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """What the head reads of each row: (B, 13, 4) the ranks' own features, (B, table) the table's, (B, 13)
+        the ranks held. A function of the observation alone, so an update may compute it once for all its
+        epochs (train.learn.rollout_critic.AllActionPPO)."""
         # The observation's columns only: a critic may be fed more (the hidden hands, snipsnap_env.state)
         # after them, which the actor must never see.
         obs = obs[:, : self.obs_dim]
         per_rank = torch.stack([obs[:, SLICES[name]] for name in _PER_RANK], dim=-1)  # (B, 13, 4)
         copies = torch.round(obs[:, SLICES["hand"]] * CARDS_PER_RANK)
         histogram = torch.stack([(copies == k).float().sum(dim=1) for k in range(CARDS_PER_RANK + 1)], dim=1)
-        context = self.context(torch.cat([obs[:, _CONTEXT_START:], histogram / NUM_RANKS], dim=1))
+        return per_rank, torch.cat([obs[:, _CONTEXT_START:], histogram / NUM_RANKS], dim=1), copies > 0
+
+    def logits(self, per_rank: torch.Tensor, table: torch.Tensor, held: torch.Tensor) -> torch.Tensor:
+        """14 logits from :meth:`inputs`: 13 from the shared rank scorer, 1 for passing."""
+        context = self.context(table)
         if self.training:
-            scores = self._held_scores(per_rank, context, copies > 0)
+            scores = self._held_scores(per_rank, context, held)
         else:
             shared = torch.cat([per_rank, context.unsqueeze(1).expand(-1, NUM_RANKS, -1)], dim=-1)
             scores = self.scorer(shared).squeeze(-1)

@@ -86,6 +86,7 @@ def update_limit(args: Args, seconds: float = 3.0) -> float:
     import numpy as np
     import torch
 
+    from .learn.rollout_critic import AllActionPPO
     from .learn.run import new_model
     from .learn.vec_envs import make_vec_env
 
@@ -98,9 +99,13 @@ def update_limit(args: Args, seconds: float = 3.0) -> float:
     actions = torch.as_tensor(np.where(m[:, :13], np.random.default_rng(0).random((len(m), 13)), -1).argmax(axis=1))
     policy = model.policy
     policy.set_training_mode(True)
+    actor_only = isinstance(model, AllActionPPO)  # its update evaluates the actor alone (no value network)
     count, began = 0, time.perf_counter()
     while time.perf_counter() - began < seconds:
-        _, log_prob, _ = policy.evaluate_actions(x, actions, action_masks=m)
+        if actor_only:
+            log_prob = policy.get_distribution(x, m).distribution.log_prob(actions)
+        else:
+            _, log_prob, _ = policy.evaluate_actions(x, actions, action_masks=m)
         policy.optimizer.zero_grad()
         (-log_prob.mean()).backward()
         policy.optimizer.step()

@@ -58,15 +58,15 @@ class Args:
     )
     snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=at_least(1))
     total_timesteps: int = arg(
-        600_000, "PPO steps (learner decisions), after distillation if any; 0: distillation only", check=at_least(0)
+        300_000, "PPO steps (learner decisions), after distillation if any; 0: distillation only", check=at_least(0)
     )
     seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
-    num_envs: int = arg(128, "games played in parallel at each PPO table size", check=at_least(1))
+    num_envs: int = arg(512, "games played in parallel at each PPO table size", check=at_least(1))
     vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
-    n_steps: int = arg(32, "steps per game per PPO rollout", check=at_least(1))
+    n_steps: int = arg(8, "steps per game per PPO rollout", check=at_least(1))
     batch_size: int = arg(2048, "PPO minibatch size", check=at_least(2))
     n_epochs: int = arg(10, "PPO epochs per rollout", check=at_least(1))
-    learning_rate: float = arg(2e-3, "Adam learning rate", check=positive_float)
+    learning_rate: float = arg(3e-3, "Adam learning rate", check=positive_float)
     ent_coef: float = arg(0.0, "entropy bonus", check=non_negative_float)
     gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
     gae_lambda: float = arg(0.95, "GAE lambda", check=fraction)
@@ -106,12 +106,13 @@ class Args:
         "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
         "training only: the actor always reads the observation alone",
     )
-    critic_rollouts: int = arg(32, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
+    critic_rollouts: int = arg(16, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
     surrogate: str = arg(
-        "sampled",
-        "--critic rollouts: PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or summed over "
-        "every legal lead, weighted by the policy that collected the rollout ('all_leads': no sampling noise, and "
-        "only the actor is fitted; train.learn.rollout_critic)",
+        "auto",
+        "PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or, with --critic rollouts, summed "
+        "over every legal lead's value, weighted by the policy that collected the rollout ('all_leads': no "
+        "sampling noise, only the actor fitted; train.learn.rollout_critic); 'auto': all_leads with --critic "
+        "rollouts, else sampled",
     )
     rollout_policy: str = arg(
         "most_copies",

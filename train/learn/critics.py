@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from snipsnap_env.kernel import POLICIES
 from snipsnap_env.state import HANDS_DIM, LEAD_VALUES_DIM
 
-SAMPLED, ALL_LEADS = "sampled", "all_leads"  # --surrogate: PPO's over the lead taken, or over every legal lead
-SURROGATES = (SAMPLED, ALL_LEADS)
+SAMPLED, ALL_LEADS, AUTO = "sampled", "all_leads", "auto"  # --surrogate (train.learn.rollout_critic)
+SURROGATES = (SAMPLED, ALL_LEADS, AUTO)
 SELF = "self"  # as --rollout-policy: the learner's network (snipsnap_env.vec_env.SELF, which needs SB3 to import)
 
 
@@ -64,13 +64,13 @@ class Critic:
             "rollout_policy": args.rollout_policy,
         }
 
-    def model_class(self, surrogate: str = "sampled"):
+    def model_class(self, surrogate: str = AUTO):
         """MaskablePPO, or for ``rollouts`` its subclass whose advantages come from the lead values (the
         surrogate over the sampled lead, or over every legal lead: train.learn.rollout_critic)."""
         if self is ROLLOUTS:
             from .rollout_critic import AllActionPPO, RolloutCriticPPO
 
-            return AllActionPPO if surrogate == ALL_LEADS else RolloutCriticPPO
+            return RolloutCriticPPO if surrogate == SAMPLED else AllActionPPO
         from sb3_contrib import MaskablePPO
 
         return MaskablePPO

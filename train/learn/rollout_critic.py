@@ -104,21 +104,26 @@ class AllActionPPO(RolloutCriticPPO):
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
         clip_range = self.clip_range(self._current_progress_remaining)
-        arrays = (observations, old_log_probs, old_probs, advantages)
-        observations, old_log_probs, old_probs, advantages = (torch.as_tensor(a, dtype=torch.float32) for a in arrays)
+        arrays = (old_log_probs, old_probs, advantages)
+        old_log_probs, old_probs, advantages = (torch.as_tensor(a, dtype=torch.float32) for a in arrays)
+        head = self.policy.action_net  # rank_shared (the rollouts critic needs it): its inputs once, not per epoch
+        with torch.no_grad():
+            inputs = head.inputs(torch.as_tensor(observations, dtype=torch.float32))
+        illegal = torch.as_tensor(~masks)
         losses, clipped, kls = [], [], []
         for _ in range(self.n_epochs):
             order = torch.randperm(len(observations))
             for rows in order.split(self.batch_size):
-                distribution = self.policy.get_distribution(observations[rows], masks[rows.numpy()]).distribution
-                log_probs = distribution.logits[:, :NUM_RANKS]
+                logits = head.logits(*(x[rows] for x in inputs)).masked_fill(illegal[rows], -1e8)  # as SB3 masks
+                log_probs = torch.log_softmax(logits, dim=1)[:, :NUM_RANKS]
                 weights, gains = old_probs[rows], advantages[rows]
                 log_ratio = torch.where(weights > 0, log_probs - old_log_probs[rows], 0.0)
                 ratio = log_ratio.exp()
                 surrogate = torch.min(ratio * gains, ratio.clamp(1 - clip_range, 1 + clip_range) * gains)
                 loss = -(weights * surrogate).sum(dim=1).mean()
-                if self.ent_coef:
-                    loss = loss - self.ent_coef * distribution.entropy().mean()
+                if self.ent_coef:  # the entropy over the legal actions
+                    entropy = -(log_probs.exp() * torch.where(weights > 0, log_probs, 0.0)).sum(dim=1)
+                    loss = loss - self.ent_coef * entropy.mean()
                 self.policy.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.max_grad_norm)
