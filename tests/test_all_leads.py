@@ -3,7 +3,6 @@ critic): one update improves the policy on the positions it learned from, and st
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 pytest.importorskip("sb3_contrib")
@@ -11,7 +10,6 @@ pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 
 import agents  # noqa: E402
-
 from snipsnap_env.cards import NUM_RANKS  # noqa: E402
 from snipsnap_env.observation import CHIP_SCALE, OBS_DIM  # noqa: E402
 from train.learn.args import Args  # noqa: E402

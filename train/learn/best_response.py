@@ -83,7 +83,7 @@ def response_args(target: str, target_policy, players: int, rules: str, steps: i
         eval_deals=4000, checkpoint_every=max(steps // 8, 1), out_dir=runs, run_name=f"br_{name}_{players}p_{digest}",
         progress=progress, teacher=teacher, teacher_positions=positions, teacher_players=(players,),
         teacher_opponents=(target,),
-        # the recipe its exploitability figures (docs/evaluation.md, exploitability) were measured with, before the default's
+        # the recipe its exploitability figures (docs/evaluation.md) were measured with, before the default's
         # all-leads surrogate: a response is checked against exact values, so it changes only with a new check
         surrogate="sampled", critic_rollouts=32, num_envs=128, n_steps=32, learning_rate=2e-3,
     )  # fmt: skip
