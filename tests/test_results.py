@@ -23,7 +23,7 @@ REPLAYED |= SCORECARDS
 # experiments whose models are not shipped: records of the commit their provenance names, not replayable
 RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
 RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league", "exploit_ppo", "ismcts", "ppo_continuation"}
-RECORDS |= {"ppo_retrain_ties", "recipe_curves"}  # recipe_curves: training times of this machine
+RECORDS |= {"ppo_retrain_ties", "recipe_curves", "training_speed"}  # curves against this machine's minutes
 # learned best responses (their trained runs are not shipped) and the small deck's (a small PPO's file, not shipped)
 RECORDS |= {"exploit_learned_search", "exploit_learned_most_copies_6p", "exploit_learned_agents"}
 RECORDS |= {"scorecard_ppo_learned_exploit"}

@@ -1,5 +1,6 @@
 """Train a MaskablePPO policy for Snip Snap Snorem: by default PPO from scratch over every table size, with
-advantages from rollouts of the true deal (``--critic rollouts``, train.learn.rollout_critic); optionally
+advantages from rollouts of the true deal (``--critic rollouts``) and PPO's surrogate over every legal lead
+(``--surrogate``, train.learn.rollout_critic); optionally
 distilled from the search player first (``--teacher``, train.learn.distill).
 
 PPO runs on the batched engine's VecEnv (``--vec batch``, ``--num-envs`` games at each ``--ppo-players``
@@ -9,7 +10,7 @@ Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, `
 ``learning_curve.png``. ``--resume`` continues an interrupted run from its newest readable checkpoint;
 ``--overwrite`` starts over.
 
-    python -m train.train_ppo                                  # PPO from scratch: about 3½ minutes on 2 CPU cores
+    python -m train.train_ppo                                  # PPO from scratch: about a minute on 2 CPU cores
     python -m train.train_ppo --total-timesteps 3000000 --threads 1 --run-name ppo_scratch  # the shipped ppo_scratch
     python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
         --teacher-learning-rate 1e-3 --total-timesteps 0 --run-name distill_pimc256_rank   # the shipped ppo_distilled
