@@ -67,7 +67,7 @@ class AllActionPPO(RolloutCriticPPO):
     ``E_{a~pi_old}[min(r_a A_a, clip(r_a) A_a)]``, can be taken exactly: ``sum_a pi_old(a) min(r_a A_a, ...)``
     with ``r_a = pi(a) / pi_old(a)`` — the same clipped objective, without the action-sampling noise (the
     "all-action" or mean actor-critic gradient). Each position then teaches as much as several sampled
-    ones, which is what lets the default recipe train on fewer positions and epochs (docs/speed.md). Only
+    ones, which is what lets the default recipe train on half the positions (docs/speed.md). Only
     the actor is evaluated: the value network is read by nothing and not fitted. The rollouts, the buffer, the
     optimiser, the clipping schedule and the checkpoints are MaskablePPO's.
     """
@@ -90,7 +90,8 @@ class AllActionPPO(RolloutCriticPPO):
         self._fit(observations, masks, old_log_probs, old_probs, advantages)
 
     def _log_probs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Log-probabilities of every action under the policy that collected the rollout (-inf where illegal)."""
+        """Log-probabilities of every action under the policy that collected the rollout (about -1e8 where illegal,
+        as SB3 masks)."""
         with torch.no_grad():
             return np.concatenate(
                 [
