@@ -1,7 +1,7 @@
 """Masked PPO in one file, in the manner of CleanRL's ppo.py: every step of the algorithm on one page, for teaching.
 
     pip install -e ".[train]"
-    python examples/cleanrl_ppo.py                        # 4 players, 100,000 decisions: about a minute here
+    python examples/cleanrl_ppo.py                        # 4 players, 1,000,000 decisions: 2½ minutes here
     python examples/cleanrl_ppo.py --total-timesteps 4096 # a smoke run
 
 The learner holds one seat of ``snipsnap/SingleSeat-v0`` (gymnasium): the other seats are most_copies

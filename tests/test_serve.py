@@ -214,6 +214,17 @@ def test_every_spelling_of_loopback_binds_loopback_and_keeps_the_host_check(host
     assert client.get("/", headers={"Host": "127.0.0.1:8000"}).status_code == 200
 
 
+def test_an_ipv4_mapped_loopback_keeps_the_host_check():
+    """``::ffff:127.0.0.1`` listens on loopback; Python 3.11's ``is_loopback`` says it does not (a foreign Host
+    header was answered with 200)."""
+    app = create_app("::ffff:127.0.0.1")
+    app.config["PORT"] = 8000
+    client = app.test_client()
+    assert client.get("/", headers={"Host": "evil.example:8000"}).status_code == 403
+    assert client.get("/", headers={"Host": "[::ffff:127.0.0.1]:8000"}).status_code == 200
+    assert client.get("/", headers={"Host": "localhost:8000"}).status_code == 200
+
+
 def test_a_loopback_address_other_than_127_0_0_1_answers_its_own_name():
     app = create_app("127.0.0.2")
     app.config["PORT"] = 8000

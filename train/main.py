@@ -13,6 +13,7 @@ Training options (``--total-timesteps``, ``--opponents``, …) are those of ``py
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 from .learn.args import Args, run_settings
@@ -49,7 +50,7 @@ def check(flags) -> Plan:
         print(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
         model = train_or_reuse(args) / "final_model.zip"
         print(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} players on {flags.deals:,} paired deals", flush=True)
-        return evaluate(
+        rows = evaluate(
             [*CANDIDATES, f"ppo:{model}"],
             list(args.opponents),
             args.num_players,
@@ -60,6 +61,13 @@ def check(flags) -> Plan:
             folder=folder,
             progress=args.progress,
         )
+        note = (
+            f"These {flags.deals:,} deals are the benchmark's, the same for every run. The training's own "
+            f"evaluations ({run_dir / 'eval.csv'}, the learning curve) play {args.eval_deals:,} other deals drawn "
+            "from the run's seed: the same model's gain there differs, within the two intervals."
+        )
+        print(textwrap.fill(note, width=80))
+        return rows
 
     kept = f"the run is kept in {run_dir} (its last checkpoint); the same command resumes it"
     return Plan(work, settings, flags.out, args.overwrite, kept)

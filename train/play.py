@@ -1,4 +1,5 @@
-"""Play Snip Snap Snorem in the terminal against the shipped agents, or watch them play; record a deal.
+"""Play Snip Snap Snorem in the terminal against any agents (most_copies by default; the shipped models by
+name: ppo, ppo_distilled), or watch them play; record a deal.
 
     python -m train.play --seat 0 --players 4 --opponents most_copies ppo   # you hold seat 0
     python -m train.play --players 6 --rules parlett                       # watch a deal

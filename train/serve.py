@@ -229,9 +229,11 @@ def bound_address(host: str) -> str:
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (the server's --host, in any form) binds to this machine's loopback."""
     try:
-        return ipaddress.ip_address(bound_address(host)).is_loopback
+        address = ipaddress.ip_address(bound_address(host))
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback, and Python 3.11 says it is not
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
 def host_allowed(header: str, port: int | None, address: str = "127.0.0.1") -> bool:
@@ -240,8 +242,17 @@ def host_allowed(header: str, port: int | None, address: str = "127.0.0.1") -> b
     own name here: it is refused."""
     try:
         parts = urlsplit("//" + header)
-        return parts.hostname in LOOPBACK_NAMES | {address} and (port is None or parts.port == port)
+        named = parts.hostname in LOOPBACK_NAMES or _same_address(parts.hostname, address)
+        return named and (port is None or parts.port == port)
     except ValueError:  # a port that is no number
+        return False
+
+
+def _same_address(name: str | None, address: str) -> bool:
+    """Whether ``name`` spells ``address`` (``[::ffff:127.0.0.1]`` and ``::ffff:7f00:1`` are one address)."""
+    try:
+        return name is not None and ipaddress.ip_address(name) == ipaddress.ip_address(address)
+    except ValueError:
         return False
 
 
