@@ -11,7 +11,8 @@ Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, `
 ``--overwrite`` starts over.
 
     python -m train.train_ppo                                  # PPO from scratch: about a minute on 2 CPU cores
-    python -m train.train_ppo --total-timesteps 3000000 --threads 1 --run-name ppo_scratch  # the shipped ppo_scratch
+    python -m train.train_ppo --total-timesteps 3000000 --surrogate sampled --critic-rollouts 32 --num-envs 128 \
+        --n-steps 32 --learning-rate 2e-3 --run-name ppo_scratch      # the shipped ppo_scratch's recipe
     python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
         --teacher-learning-rate 1e-3 --total-timesteps 0 --run-name distill_pimc256_rank   # the shipped ppo_distilled
     python -m train.train_ppo --players 4 --ppo-players 4 --rules parlett --opponents random self snapshot
