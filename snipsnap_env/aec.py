@@ -34,6 +34,15 @@ def env(**kwargs) -> AECEnv:
     return OrderEnforcingWrapper(wrapped)
 
 
+def check_seed(seed) -> int | None:
+    """``seed`` as a Python int (or None); a ValueError naming it unless it is a whole number ≥ 0 (True is no
+    seed, though Python counts it as 1): every env's ``reset`` checks it here, before gymnasium would raise its
+    own error type (or refuse numpy's whole numbers)."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"reset got seed={seed!r}; allowed: a whole number of at least 0, or None")
+    return None if seed is None else int(seed)
+
+
 def check_options(options, known: tuple[str, ...]) -> dict:
     """``reset``'s options as a dict: None or a dict of known keys, else a clear error."""
     if options is None:
@@ -165,8 +174,7 @@ class raw_env(AECEnv, EzPickle):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a match. ``options={"hands": [[card ids], ...], "dealer": d}`` plays a given first deal."""
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise ValueError(f"reset got seed={seed!r}; allowed: a whole number of at least 0, or None")
+        check_seed(seed)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             if self._signal is not None:

@@ -24,7 +24,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .aec import ILLEGAL_REWARD, check_options
+from .aec import ILLEGAL_REWARD, check_options, check_seed
 from .engine import NUM_ACTIONS, Match, as_action
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
@@ -59,7 +59,9 @@ class SingleSeatEnv(gymnasium.Env):
     ):
         self.rules = make_rules(rules)
         self.num_players = check_table(self.rules, num_players)
-        if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
+        if learner_seat is not None and (
+            isinstance(learner_seat, bool) or not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)
+        ):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (len(opponents) == 0 or not all(callable(p) for p in opponents)):
             raise ValueError(
@@ -82,6 +84,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; ``options`` may fix the learner's seat: ``{"learner_seat": s}``."""
+        seed = check_seed(seed)
         super().reset(seed=seed)
         if seed is not None and self._signal is not None:
             self._signal.seed_with_env(seed)

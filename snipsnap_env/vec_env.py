@@ -131,7 +131,9 @@ class SnipSnapVecEnv(InProcessVecEnv):
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
         self.reward, self._signal = signal_for(reward, reward_rollouts, self.batch.rules, num_players)
-        if learner_seat is not None and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
+        if learner_seat is not None and (
+            isinstance(learner_seat, bool) or not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)
+        ):
             raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
         if opponents is not None and (
             len(opponents) == 0 or not all(hasattr(p, "act_batch") or _is_self(p) for p in opponents)

@@ -133,6 +133,22 @@ def test_state_before_reset_and_odd_seeds_say_what_is_wrong(make):
     env.reset(seed=np.int64(3))  # numpy's whole numbers are seeds too
 
 
+def test_the_single_seat_env_takes_the_same_seeds_and_seats_as_the_aec_env():
+    """True is neither a seed nor a seat, though Python counts it as 1; a negative seed is our ValueError."""
+    env = SingleSeatEnv(num_players=4)
+    for seed in (1.5, -1, True, "7"):
+        with pytest.raises(ValueError, match=f"seed={seed!r}; allowed: a whole number of at least 0"):
+            env.reset(seed=seed)
+    env.reset(seed=np.int64(3))
+    with pytest.raises(ValueError, match="learner_seat got True"):
+        SingleSeatEnv(num_players=4, learner_seat=True)
+    pytest.importorskip("stable_baselines3")
+    from snipsnap_env.vec_env import SnipSnapVecEnv
+
+    with pytest.raises(ValueError, match="learner_seat got True"):
+        SnipSnapVecEnv(4, 4, learner_seat=True)
+
+
 def test_render_before_reset_says_so():
     env = snipsnap_env.raw_env(num_players=3, render_mode="ansi")
     with pytest.raises(EnvOrderError, match="reset"):
