@@ -121,10 +121,12 @@ def single_seat_digest(players: int, episodes: int = 50, **kwargs) -> str:
     return digest(np.float64(paid).tobytes())
 
 
-def vec_digest(players: int, steps: int = 200, **kwargs) -> str:
+def vec_digest(players: int, steps: int = 200, python_others: bool = False, **kwargs) -> str:
     from snipsnap_env.vec_env import SnipSnapVecEnv
 
     env = SnipSnapVecEnv(16, players, seed=players, **kwargs)
+    if python_others:  # the other seats one Python step per turn, as before they played in one compiled call
+        env._scripted_codes = None
     env.reset()
     rng, parts = np.random.default_rng(players), []
     for _ in range(steps):
@@ -149,7 +151,9 @@ def test_chips_are_paid_byte_for_byte_as_before_the_signal(preset):
 def test_the_training_envs_pay_chips_byte_for_byte_as_before_the_signal():
     for players in range(3, 9):
         assert single_seat_digest(players) == BEFORE[f"single_seat {players}"], players
-        assert vec_digest(players) == BEFORE[f"vec {players}"], players
+        # the digests were taken when the other seats played in Python; the compiled path draws from the seats'
+        # own streams instead (the same game in distribution: tests/test_play_others.py)
+        assert vec_digest(players, python_others=True) == BEFORE[f"vec {players}"], players
 
 
 # ---- what the signal is ------------------------------------------------------------------------------------
