@@ -14,9 +14,12 @@ holds every module in ``train/`` to this, so a new job inherits the guarantees b
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import signal
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -79,6 +82,29 @@ class Job:
         return "--out" in flags
 
 
+def compiling(frame) -> bool:
+    """Whether ``frame`` runs inside numba or llvmlite, which a job calls only to compile (a compiled function's
+    own calls have no Python frame): LLVM calls back into Python through ctypes there, and ctypes prints and
+    drops an exception a signal handler raises in such a callback."""
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith(("numba.", "llvmlite.")):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def deliver_after_compiling(signum: int) -> None:
+    """Signal ``signum`` to the main thread again (its handler, the job's, runs then) once it leaves the compiler."""
+    main = threading.main_thread().ident
+
+    def wait():
+        while compiling(sys._current_frames().get(main)):
+            time.sleep(0.05)
+        _thread.interrupt_main(signum)
+
+    threading.Thread(target=wait, name="signal after compiling", daemon=True).start()
+
+
 def run(job: Job, argv=None):
     """Run ``job`` with the flags ``argv`` (None: the process's own) as every job runs: see the module."""
     parser = job.parser()
@@ -86,6 +112,9 @@ def run(job: Job, argv=None):
 
     def on_signal(signum, frame):
         received.append(signum)
+        if compiling(frame):  # raised now, it would vanish in the compiler's ctypes callback: raise it after
+            deliver_after_compiling(signum)
+            return
         (on_sigterm if signum == signal.SIGTERM else signal.default_int_handler)(signum, frame)
 
     previous = signal.signal(signal.SIGTERM, on_signal)
