@@ -14,7 +14,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .engine import NUM_ACTIONS, EnvOrderError, Match
+from .engine import NUM_ACTIONS, EnvOrderError, Match, check_optional_seat
 from .observation import ENV_NAME, HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_table, make_rules
@@ -57,9 +57,7 @@ def check_options(options, known: tuple[str, ...]) -> dict:
 
 def check_viewer(viewer, num_players: int) -> int | None:
     """None, or the seat whose hand the pictures show face up."""
-    if viewer is not None and (type(viewer) is not int or not 0 <= viewer < num_players):
-        raise ValueError(f"viewer got {viewer!r}; allowed: None or a seat from 0 to {num_players - 1}")
-    return viewer
+    return check_optional_seat("viewer", viewer, num_players)
 
 
 class raw_env(AECEnv, EzPickle):

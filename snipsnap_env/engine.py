@@ -64,6 +64,13 @@ def as_action(action) -> int:
     return int(action)
 
 
+def check_optional_seat(name: str, seat, num_players: int) -> int | None:
+    """``seat`` if it is None or a seat at this table (an int: True is no seat), else a ValueError naming ``name``."""
+    if seat is not None and (type(seat) is not int or not 0 <= seat < num_players):
+        raise ValueError(f"{name} got {seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
+    return seat
+
+
 def check_dealer(dealer, num_players: int) -> int:
     """Return ``dealer`` if it is a seat at this table, else raise a clear error."""
     if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < num_players:

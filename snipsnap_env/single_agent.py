@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .aec import ILLEGAL_REWARD, check_options, check_seed
-from .engine import NUM_ACTIONS, Match, as_action
+from .engine import NUM_ACTIONS, Match, as_action, check_optional_seat
 from .observation import HIGH, LOW, OBS_DIM, encode
 from .render import table_text
 from .rules import check_table, make_rules
@@ -59,10 +59,7 @@ class SingleSeatEnv(gymnasium.Env):
     ):
         self.rules = make_rules(rules)
         self.num_players = check_table(self.rules, num_players)
-        if learner_seat is not None and (
-            isinstance(learner_seat, bool) or not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)
-        ):
-            raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
+        check_optional_seat("learner_seat", learner_seat, num_players)
         if opponents is not None and (len(opponents) == 0 or not all(callable(p) for p in opponents)):
             raise ValueError(
                 "opponents must be None or a non-empty sequence of policies (callables on an observation dict)"

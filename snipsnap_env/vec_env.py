@@ -23,7 +23,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .batch import BatchEnv
-from .engine import NUM_ACTIONS, IllegalActionError
+from .engine import NUM_ACTIONS, IllegalActionError, check_optional_seat
 from .kernel import POLICIES, RANDOM, policy_codes
 from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
@@ -131,10 +131,7 @@ class SnipSnapVecEnv(InProcessVecEnv):
     ):
         self.batch = BatchEnv(num_envs, num_players, rules=rules, seed=seed)
         self.reward, self._signal = signal_for(reward, reward_rollouts, self.batch.rules, num_players)
-        if learner_seat is not None and (
-            isinstance(learner_seat, bool) or not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players)
-        ):
-            raise ValueError(f"learner_seat got {learner_seat!r}; allowed: None or a seat from 0 to {num_players - 1}")
+        check_optional_seat("learner_seat", learner_seat, num_players)
         if opponents is not None and (
             len(opponents) == 0 or not all(hasattr(p, "act_batch") or _is_self(p) for p in opponents)
         ):
@@ -169,7 +166,8 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._rollout_self = _is_self(rollout_policy)
         self._rollout_code = NETWORK if self._rollout_self else int(policy_codes([rollout_policy])[0])
         self._opponent_codes = self._kernel_twins(self.opponents, self._rollout_code)
-        self._scripted_codes = self._all_scripted(self.opponents)
+        # every pool member a scripted kernel policy: the other seats play in one compiled call per step
+        self._scripted_codes = self._opponent_codes if self._all_scripted(self.opponents) else None
         extra = HANDS_DIM if self.critic_state else LEAD_VALUES_DIM if self.lead_values else 0
         low, high = critic_bounds(extra)
         observation_space = spaces.Box(low, high, dtype=np.float32)
@@ -338,16 +336,12 @@ class SnipSnapVecEnv(InProcessVecEnv):
         return np.array([POLICIES.index(n) if n in POLICIES else fallback for n in names], np.int64)
 
     @staticmethod
-    def _all_scripted(opponents) -> np.ndarray | None:
-        """The kernel policy code of each pool member when every one is a scripted policy the kernel plays (or
-        :data:`SELF`, whose seats the learner holds): then the other seats play in one compiled call per step;
-        None when one is not (a network, the search, a policy of the caller's own)."""
-        if opponents is None:
-            return np.array([RANDOM], np.int64)
-        names = [SELF if _is_self(p) else getattr(p, "name", None) for p in opponents]
-        if not all(name == SELF or (name in POLICIES and not _plays_in_kernel(p)) for name, p in zip(names, opponents)):
-            return None
-        return np.array([RANDOM if name == SELF else POLICIES.index(name) for name in names], np.int64)
+    def _all_scripted(opponents) -> bool:
+        """Whether every pool member is a scripted policy the kernel plays (its twin in ``_kernel_twins`` is
+        itself) or :data:`SELF`, whose seats the learner holds; not a network, the search or a caller's own."""
+        return opponents is None or all(
+            _is_self(p) or (getattr(p, "name", None) in POLICIES and not _plays_in_kernel(p)) for p in opponents
+        )
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 14) bool: the learner's legal actions in each game."""
