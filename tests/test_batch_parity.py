@@ -96,6 +96,7 @@ def test_every_rules_option_is_read_by_the_kernel_or_named_as_not():
 
 
 @pytest.mark.parametrize("num_players", TABLES)
+@pytest.mark.slow
 def test_batch_matches_engine_over_random_rule_combinations(num_players):
     for index, rules in enumerate(rule_sets(num_players)):
         hands, dealers, choices = random_deals(num_players, seed=num_players * 1000 + index)
@@ -138,6 +139,7 @@ def observe_in_kernel(match: Match, seat: int):
 
 
 @pytest.mark.parametrize("num_players", TABLES)
+@pytest.mark.slow
 def test_kernel_observes_every_position_like_the_encoder(num_players):
     """Every turn of random games — leads, follows mid-set, passes, the end — for every seat."""
     for index, rules in enumerate(rule_sets(num_players)):
@@ -221,6 +223,7 @@ def test_seeded_dealing_matches_engine(rules_name):
 
 
 @pytest.mark.parametrize("rules_name", ["scarne", "parlett", "pairs", "earl_of_coventry", "kids"])
+@pytest.mark.slow
 def test_play_deals_matches_the_aec_env_deal_for_deal(rules_name):
     num_players = 3 + len(rules_name) % 6
     policies = [kernel.POLICIES[s % 4] for s in range(num_players)]

@@ -62,6 +62,7 @@ def settled(driver):
     return driver.execute_script(SETTLED)
 
 
+@pytest.mark.slow
 def test_a_person_plays_a_whole_deal_in_chromium_and_the_page_shows_the_engines_deal(server, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait

@@ -84,7 +84,7 @@ def test_one_flag_name_per_idea():
         ("evaluate", ["--deals", "9" * 12], "from 2 to 5,000,000"),
         ("league", ["--tables", "10001"], "from 1 to 10,000"),
         ("exploit", ["--target", "ppo", "--deals", "99999999"], "from 2 to 5,000,000"),
-        ("bench_aec", ["--seconds", "0"], "a number above 0"),
+        ("bench_aec", ["--seconds", "0"], "a number of seconds above 0"),
         ("bench_batch", ["--ppo-steps", "-5"], "from 1 to"),
         ("bench_critic", ["--rollouts", "0"], "from 1 to"),
         ("bench_search", ["--samples", "0"], "from 1 to"),

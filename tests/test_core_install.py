@@ -110,6 +110,7 @@ def _wheel_venv(tmp_path: Path) -> Path:
 
 
 @pytest.mark.install
+@pytest.mark.slow
 def test_the_wheel_without_extras_plays_the_shipped_agents(tmp_path):
     python = _wheel_venv(tmp_path)
     run = tmp_path / "elsewhere"  # not the clone: the installed package is the one imported
@@ -142,6 +143,7 @@ print(agents.__file__)
     assert refused.returncode == 2 and 'pip install "snipsnap[train]"' in refused.stderr, refused.stderr
 
 
+@pytest.mark.slow
 def test_the_tests_run_the_gymnasium_and_pettingzoo_the_main_command_installs(tmp_path):
     """The README's main command installs ``.[train]``; an extra of the test venv must not move gymnasium or
     pettingzoo from what that resolves to (RLlib pins an older gymnasium: its tests have a venv of their own)."""

@@ -37,6 +37,7 @@ def test_a_search_target_has_no_exact_probabilities():
         best_response_value(agents.make("pimc", samples=4, opponent_model="random"), 3, "scarne:ranks=2")
 
 
+@pytest.mark.slow
 def test_the_targets_exact_values_by_seat_agree_with_play_in_the_kernel():
     """A table of most_copies on the 3-rank deck: the exact value of each position, as the enumeration weighs
     the deals, against 200,000 deals the kernel deals and plays."""
@@ -50,6 +51,7 @@ def test_the_targets_exact_values_by_seat_agree_with_play_in_the_kernel():
     assert np.all(np.abs(by_position - target_positions) < 4 * by_position_se), (by_position, target_positions)
 
 
+@pytest.mark.slow
 def test_the_best_response_is_at_least_the_target_and_exact_where_nobody_chooses():
     for name in ("random", "most_copies", "fewest_copies"):
         values = best_response_value(agents.make(name), 3, "scarne:ranks=3")
@@ -60,6 +62,7 @@ def test_the_best_response_is_at_least_the_target_and_exact_where_nobody_chooses
     assert best_response_value(agents.make("random"), 3, "scarne:ranks=3").exploitability > 0.3
 
 
+@pytest.mark.slow
 def test_the_exploit_job_reports_the_exact_answer_beside_its_estimate(tmp_path):
     (row,) = exploit.main(["--target", "random", "--players", "3", "--rules", "scarne:ranks=3", "--deals", "4000",
                            "--samples", "32", "--out", str(tmp_path / "e"), "--no-progress"])  # fmt: skip
@@ -70,6 +73,7 @@ def test_the_exploit_job_reports_the_exact_answer_beside_its_estimate(tmp_path):
 
 
 @pytest.mark.parametrize("target", ["random", "most_copies", "fewest_copies"])
+@pytest.mark.slow
 def test_the_walk_agrees_with_openspiels_exact_best_response(target):
     """OpenSpiel's ``best_response`` on the OpenSpiel game of a 2-rank deck at 3 players, from a root where the
     dealer and the first two cards are drawn (the other six cards: 720 chance paths; the whole game's 120,960

@@ -88,6 +88,7 @@ def progress_rows(run: Path) -> int:
 
 
 @pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.slow
 def test_a_killed_run_resumes_from_its_last_checkpoint_and_keeps_its_logs(tmp_path, signal_):
     process = start_training(tmp_path)
     run = tmp_path / "r"
@@ -108,6 +109,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint_and_keeps_its_logs(tmp_pa
     assert load_policy(run / "final_model.zip")[1]["num_timesteps"] >= steps_saved + 512
 
 
+@pytest.mark.slow
 def test_a_second_run_in_the_same_folder_is_refused_while_the_first_trains(tmp_path, capsys):
     process = start_training(tmp_path)
     try:
@@ -263,6 +265,7 @@ def killed_and_resumed(tmp_path: Path, point: str, at: int, signal_name: str, *e
 
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
 @pytest.mark.parametrize("point, at", [("rollout", 900), ("update", 97)])  # 40 optimizer steps an update
+@pytest.mark.slow
 def test_a_killed_and_resumed_run_ends_exactly_as_the_uninterrupted_one(tmp_path, signal_name, point, at):
     """The uninterrupted run and the first part of the killed one run in fresh processes, the resume in this
     one, where compiled kernels have already run: every process must do the same arithmetic (this caught
@@ -281,6 +284,7 @@ LEAGUE = ["--opponents", "most_copies", "self", "snapshot", "--snapshot-every", 
 LEAGUE += ["--pure-tables", "0.5", "--rollout-policy", "self", "--critic-rollouts", "2"]
 
 
+@pytest.mark.slow
 def test_a_killed_and_resumed_league_run_ends_exactly_as_the_uninterrupted_one(tmp_path):
     """The league's state lives where a resume point keeps it: the snapshots taken and when the next is due,
     and prioritised self-play's running gains (a resume had added a snapshot and forgotten the gains)."""

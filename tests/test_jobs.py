@@ -232,6 +232,7 @@ def test_a_signal_during_the_work_stops_the_job_with_its_status_and_no_traceback
 
 
 @pytest.mark.parametrize("name", jobs(folder=True))
+@pytest.mark.slow
 def test_the_same_seeded_command_writes_the_same_bytes(name, here, tmp_path, capsys):
     argv = example(name, tmp_path)
     for out in ("first", "second"):
@@ -248,6 +249,7 @@ def test_the_same_seeded_command_writes_the_same_bytes(name, here, tmp_path, cap
 
 
 @pytest.mark.parametrize("name", jobs(folder=True))
+@pytest.mark.slow
 def test_overwrite_replaces_the_jobs_own_files_and_nothing_else(name, here, tmp_path, capsys):
     argv = [*example(name, tmp_path), "--no-progress"]
     assert run(name, [*argv, "--out", "o"], capsys)[0] == 0
@@ -272,6 +274,7 @@ def test_overwrite_replaces_the_jobs_own_files_and_nothing_else(name, here, tmp_
     ],
 )
 @pytest.mark.parametrize("signal_", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.slow
 def test_a_real_signal_mid_run_in_a_real_process(name, argv, signal_, tmp_path):
     """The in-process test above stops each job where its work starts; here the signal comes from outside, while
     the search player (or the suite) is deep in its work."""

@@ -67,6 +67,7 @@ def engine_outcomes(model, match, lead, replays):
 
 
 @pytest.mark.parametrize("n", [3, 6])
+@pytest.mark.slow
 def test_a_network_seats_rollout_is_the_models_own_play_in_the_engine(n):
     """Every seat the shipped model, greedy, drawing among tied ranks: each lead's mean value over the kernel's
     rollouts is the mean of the model's own play of the deal in the engine (observation, lead record and tie

@@ -152,6 +152,7 @@ def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
 
 
 @pytest.mark.training
+@pytest.mark.slow
 def test_ppo_with_the_rollout_critic_learns_from_scratch_to_the_heuristic_or_past_it(tmp_path):
     """The measured claim, in small: 50,000 PPO steps with no teacher take a random network (a random lead's
     level, 1.1 chips a deal below most_copies) at least to the rank-held-most-often rule at 3 players, and most

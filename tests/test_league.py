@@ -89,6 +89,7 @@ def test_bad_pools_are_refused_before_any_work(tmp_path, capsys):
 
 
 @pytest.mark.ray
+@pytest.mark.slow
 def test_on_a_local_ray_with_two_cpus_the_league_json_is_byte_identical(tmp_path):
     pytest.importorskip("ray")
     assert run(tmp_path / "ray", "--ray", "--workers", "2") == run(tmp_path / "here")

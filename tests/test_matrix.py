@@ -86,12 +86,14 @@ def test_bad_names_are_refused_before_any_work(tmp_path, capsys):
 
 
 @pytest.mark.ray
+@pytest.mark.slow
 def test_on_a_local_ray_with_two_cpus_the_matrix_json_is_byte_identical(tmp_path):
     pytest.importorskip("ray")
     assert run(tmp_path / "ray", "--ray", "--workers", "2") == run(tmp_path / "here")
 
 
 @pytest.mark.ray
+@pytest.mark.slow
 def test_a_killed_worker_is_retried_with_an_identical_result(tmp_path):
     pytest.importorskip("ray")
     flags = ["--players", "3", "--opponents", "random", "--agents", "pimc:128", "--deals", "4000"]

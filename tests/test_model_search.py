@@ -57,6 +57,7 @@ def test_it_plays_legal_leads_the_same_for_the_same_seed_and_sees_what_its_model
 
 
 @pytest.mark.parametrize("num_players", [3, 5])
+@pytest.mark.slow
 def test_rollouts_in_compiled_code_value_the_worlds_as_the_engine_plays_them(num_players):
     """With every seat a kernel policy or a greedy network, the worlds roll out in compiled code: the same
     worlds and candidates (the same seed), valued as the engine values them, up to the draws of the rollouts

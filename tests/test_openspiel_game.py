@@ -27,6 +27,7 @@ def dealt_state(game, pack, dealer):
 
 
 @pytest.mark.parametrize("num_players", [3, 4, 5, 6, 7, 8])
+@pytest.mark.slow
 def test_the_game_plays_every_deal_as_the_env_does(num_players):
     rng = np.random.default_rng(num_players)
     for deal in range(340):  # 2,040 deals over the table sizes, every preset
@@ -55,6 +56,7 @@ def test_the_game_plays_every_deal_as_the_env_does(num_players):
 
 
 @pytest.mark.parametrize("num_players", [3, 5, 8])
+@pytest.mark.slow
 def test_openspiels_own_random_simulation_checks_pass(num_players):
     game = pyspiel.load_game("python_snipsnap", {"players": num_players, "rules": "parlett"})
     pyspiel.random_sim_test(game, num_sims=10, serialize=False, verbose=False)
@@ -120,6 +122,7 @@ def public(state) -> list[tuple]:
 
 
 @pytest.mark.parametrize("preset", ["scarne", "pairs", "earl_of_coventry", "parlett"])
+@pytest.mark.slow
 def test_every_resampled_world_is_one_the_player_cannot_tell_from_the_real_one(preset):
     """Under every preset: with ``pairs`` a player who plays a rank holds no more of it, with ``earl_of_coventry``
     the seats passed over for the opening 6 hold none. A world that breaks either replays differently (or not at

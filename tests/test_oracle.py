@@ -5,6 +5,7 @@ import pytest
 from train import oracle
 
 
+@pytest.mark.slow
 def test_clairvoyant_lead_beats_most_copies_and_repeats_itself():
     rows = oracle.bound(3, "random", deals=3000, repeats=2, seed=3)
     clairvoyant = rows[1]

@@ -29,6 +29,7 @@ def test_whole_deals_are_the_same_serially_and_in_parallel(threshold):
     np.testing.assert_array_equal(serial, parallel)
 
 
+@pytest.mark.slow
 def test_batched_steps_are_the_same_serially_and_in_parallel(threshold):
     results = []
     for value in (10**12, 0):

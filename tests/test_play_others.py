@@ -40,6 +40,7 @@ def test_play_others_stops_at_a_learning_seat_or_the_deals_end(num_players):
 
 
 @pytest.mark.parametrize("pool", [None, ["most_copies", "random_card"], ["fewest_copies", SELF]])
+@pytest.mark.slow
 def test_the_compiled_and_the_python_other_seats_make_the_same_game(pool):
     """The learner's chips a deal and the deals' lengths, random leads on both, agree within sampling error
     (the two paths draw from different streams, so only in distribution)."""

@@ -76,6 +76,7 @@ def test_prioritised_self_play_meets_most_the_members_the_learner_gains_least_ag
 
 
 @pytest.mark.training
+@pytest.mark.slow
 def test_a_run_seats_a_model_snapshots_and_itself_and_rolls_its_own_play_out(tmp_path):
     pytest.importorskip("sb3_contrib")
     import csv

@@ -53,6 +53,7 @@ def check_invariants(match: Match) -> None:
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+@pytest.mark.slow
 def test_random_deals_keep_the_invariants(preset, num_players):
     for seed in range(60):
         match, _, events = play_random_match(preset, num_players, seed, check=check_invariants)

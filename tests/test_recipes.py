@@ -29,12 +29,14 @@ def check_evaluated(row, name: str, deals: int) -> None:
     assert math.isfinite(row.diff_vs_reference) and 0 < row.diff_ci95 < 5
 
 
+@pytest.mark.slow
 def test_torchrl_ppo_trains_through_torchrls_pettingzoo_wrapper():
     module = recipe("torchrl_ppo", "torchrl")
     row = module.main(["--frames", "1000", "--frames-per-batch", "500", "--eval-deals", "300", "--players", "3"])
     check_evaluated(row, "torchrl_ppo", 300)
 
 
+@pytest.mark.slow
 def test_tianshou_dqn_trains_through_tianshous_pettingzoo_env():
     module = recipe("tianshou_dqn", "tianshou")
     row = module.main(["--steps", "1000", "--envs", "2", "--eval-deals", "300", "--players", "3"])

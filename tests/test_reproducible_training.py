@@ -27,6 +27,7 @@ def trained_bytes(folder, name: str) -> str:
     return hashlib.sha256((folder / name / "final_model.zip").read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_the_same_run_writes_the_same_model_quiet_and_beside_busy_processes(tmp_path, monkeypatch):
     pytest.importorskip("sb3_contrib")
     quiet = trained_bytes(tmp_path, "quiet")

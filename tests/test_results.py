@@ -124,6 +124,7 @@ def test_a_table_of_the_league_replays_to_the_bytes_its_leaderboard_was_made_fro
     assert league.table_digest(table) == cheap["sha256"], "the league moved (remake the table)"
 
 
+@pytest.mark.slow
 def test_a_cell_of_exploitability_replays_exactly():
     args = committed("exploit", "args.json")
     row = exploitability.exploitability("most_copies", 3, args["rules"], args["deals"], args["samples"], args["seed"])
@@ -131,6 +132,7 @@ def test_a_cell_of_exploitability_replays_exactly():
     assert row == old, f"exploitability moved from {old} to {row} (remake the table)"
 
 
+@pytest.mark.slow
 def test_an_evaluation_of_ppo_scratch_replays_exactly():
     rows = evaluate(
         ["most_copies", "ppo_scratch"], ["random"], 3, "scarne", 200_000, 21, reference="most_copies", quiet=True
@@ -138,6 +140,7 @@ def test_an_evaluation_of_ppo_scratch_replays_exactly():
     same_rows([vars(row) for row in rows], committed("ppo_scratch", "random_3p.json"), ("name",), "ppo_scratch")
 
 
+@pytest.mark.slow
 def test_an_evaluation_of_the_shipped_ppo_replays_exactly():
     """A cell of the shipped model's held-out grid: 4 players against most_copies tables."""
     rows = evaluate(

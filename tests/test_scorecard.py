@@ -57,6 +57,7 @@ def test_a_tiny_score_card_has_every_part(tmp_path):
 
 
 @pytest.mark.training
+@pytest.mark.slow
 def test_a_card_with_a_learned_best_response_says_so_and_trains_each_size_once(tmp_path, capsys):
     """--exploit-best-response learned: each exploitability row names the trained response's file, the card names
     the best response and its budget, and a second card of the same agent reuses the runs."""
@@ -178,6 +179,7 @@ def test_a_model_trained_on_other_rules_is_scored_with_a_warning_at_the_top(tmp_
 
 
 @pytest.mark.training
+@pytest.mark.slow
 def test_a_barely_trained_model_scores_clearly_below_the_shipped_ppo(tmp_path):
     from train import train_ppo
 

@@ -64,6 +64,7 @@ def test_play_refuses_to_record_over_a_tracked_file_or_through_a_link(tmp_path, 
 
 
 @pytest.mark.parametrize("args", [["--out", "agents/models/ppo_scarne.zip", "--overwrite"], ["--noise", "inf"]])
+@pytest.mark.slow
 def test_the_weakened_copy_refuses_the_shipped_model_and_infinite_noise(tmp_path, args):
     pytest.importorskip("torch")
     out = ["--out", str(tmp_path / "w.zip")] if "--out" not in args else []

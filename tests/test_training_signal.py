@@ -142,6 +142,7 @@ def digest(data: bytes) -> str:
 
 # ---- the default is what it was ----------------------------------------------------------------------------
 @pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.slow
 def test_chips_are_paid_byte_for_byte_as_before_the_signal(preset):
     for players in range(3, 9):
         assert aec_digest(preset, players) == BEFORE[f"aec {preset} {players}"], (preset, players)
@@ -173,6 +174,7 @@ def leads_of(policy: str, preset: str, players: int, games: int, seed: int):
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.slow
 def test_the_advantage_has_mean_zero_under_its_reference(preset):
     for players in range(3, 9):
         paid = leads_of("most_copies", preset, players, games=512, seed=players)
@@ -205,6 +207,7 @@ def engine_value(deal, lead: int, seat: int, rng) -> float:
 
 
 @pytest.mark.parametrize("preset", ["scarne", "parlett"])
+@pytest.mark.slow
 def test_the_rollout_values_agree_with_the_engine(preset):
     env = snipsnap_env.raw_env(num_players=4, rules=preset, reward="lead_advantage", reward_rollouts=256)
     rng, checked, draws_each = np.random.default_rng(5), 0, 128

@@ -81,6 +81,7 @@ def three_player_runs():
     return runs
 
 
+@pytest.mark.slow
 def test_the_reduced_estimate_agrees_with_the_plain_one_and_is_narrower(three_player_runs):
     runs = three_player_runs
     plain = runs["most_copies"][0] - runs["random"][0]

@@ -27,15 +27,15 @@ from .measure.speed import (
     numba_threads,
     save_json,
 )
-from .runner.cli import add_flag, at_least, new_parser, positive_float
+from .runner.cli import add_flag, between, new_parser, seconds
 from .runner.job import Job, Plan
 
 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
     job = new_parser(__doc__, __name__)
-    job.add_argument("--seconds", type=positive_float, default=1.0, help="time spent on each measurement")
-    job.add_argument("--rounds", type=at_least(1), default=7, help="interleaved rounds; the median is reported")
+    job.add_argument("--seconds", type=seconds, default=1.0, help="time spent on each measurement")
+    job.add_argument("--rounds", type=between(1, 1000), default=7, help="interleaved rounds; the median is reported")
     add_json_flags(job)
     add_flag(job, "trust-model")
     job.add_argument("--agents", nargs="*", default=DECISION_AGENTS, help="agents whose decisions are timed")

@@ -20,7 +20,7 @@ import agents
 from snipsnap_env.batch import play_deals
 
 from .measure.speed import add_json_flags, aec_envs, batch_speed, check_json, measure_table, save_json
-from .runner.cli import add_flag, between, new_parser, positive_float, require
+from .runner.cli import add_flag, between, new_parser, require, seconds
 from .runner.job import Job, Plan, Refusal
 
 MAX_BATCH = 1 << 20  # games side by side: a game's state is a few kB
@@ -106,7 +106,7 @@ def ppo_fps(vec: str, steps: int, num_envs: int, n_steps: int, batch_size: int, 
 def parser() -> argparse.ArgumentParser:
     """The job's flags (its --help shows the module docstring and its examples)."""
     job = new_parser(__doc__, __name__)
-    job.add_argument("--seconds", type=positive_float, default=3.0, help="time per BatchEnv measurement")
+    job.add_argument("--seconds", type=seconds, default=3.0, help="time per BatchEnv measurement")
     add_flag(job, "players")
     job.add_argument("--batch-sizes", type=between(1, MAX_BATCH), nargs="+", default=[1, 64, 256, 1024, 4096, 16384])
     job.add_argument(

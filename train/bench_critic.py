@@ -16,7 +16,7 @@ import numpy as np
 import agents
 
 from .measure.speed import add_json_flags, check_json, save_json
-from .runner.cli import add_flag, between, new_parser, positive_float, refuse_repeats, require
+from .runner.cli import add_flag, between, new_parser, refuse_repeats, require, seconds
 from .runner.job import Job, Plan
 
 #: (name, opponents, rollout policy): the pools and continuations measured
@@ -62,7 +62,7 @@ def network_decision_us(players: int, rows: int = 4096) -> float:
 def parser():
     job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=[3, 4, 6], help="table sizes")
-    job.add_argument("--seconds", type=positive_float, default=6.0, help="seconds per measurement")
+    job.add_argument("--seconds", type=seconds, default=6.0, help="seconds per measurement")
     job.add_argument("--rollouts", type=between(1, 1024), default=32, help="rollouts per candidate lead")
     job.add_argument("--games", type=between(1, 65536), default=256, help="games played side by side")
     add_json_flags(job)

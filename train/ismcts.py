@@ -28,7 +28,16 @@ from snipsnap_env.engine import NUM_ACTIONS
 
 from .measure.candidates import made, make_candidate
 from .measure.paired import PairedDeals, summarise
-from .runner.cli import add_flag, add_job_flags, at_least, new_parser, progress_bar, refuse_repeats, require
+from .runner.cli import (
+    MAX_SIMULATIONS,
+    add_flag,
+    add_job_flags,
+    between,
+    new_parser,
+    progress_bar,
+    refuse_repeats,
+    require,
+)
 from .runner.job import Job, Plan
 
 BOTS = ("ismcts", "ismcts_mc")  # OpenSpiel's bot with random rollouts, and with most_copies rollouts
@@ -125,7 +134,9 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--opponents", default="most_copies", help="the policy in every other seat")
     add_flag(job, "rules")
     add_flag(job, "deals", default=300)
-    job.add_argument("--simulations", type=at_least(1), default=200, help="ISMCTS simulations per choice")
+    job.add_argument(
+        "--simulations", type=between(1, MAX_SIMULATIONS), default=200, help="ISMCTS simulations per choice"
+    )
     add_flag(job, "seed", default=31)
     add_job_flags(job, "ismcts.md/.json")
     return job

@@ -34,7 +34,17 @@ import agents
 
 from .measure.candidates import add_variance_flag, made, make_candidate, model_files
 from .measure.paired import PairedDeals, play_candidates, summarise
-from .runner.cli import add_flag, add_job_flags, at_least, new_parser, progress_bar, refuse_repeats, require
+from .runner.cli import (
+    MAX_POSITIONS,
+    add_flag,
+    add_job_flags,
+    between,
+    deal_count,
+    new_parser,
+    progress_bar,
+    refuse_repeats,
+    require,
+)
 from .runner.job import Job, Plan
 from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign
 from .runner.units import add_ray_flags, require_ray, start_runner
@@ -104,7 +114,12 @@ def run_shard(settings: Settings, cell: Cell, index: int, deals: int, model: byt
             policies[TRAINED] = agents.make("ppo", path=str(path), seed=seed)
         paired = PairedDeals.draw(deals, cell.players, len(cell.pool), seed, cell.rules)
         return play_candidates(
-            policies, cell.pool, paired, cell.rules, seed, variance_reduction=settings.variance_reduction,
+            policies,
+            cell.pool,
+            paired,
+            cell.rules,
+            seed,
+            variance_reduction=settings.variance_reduction,
             trust_model=trust,
         )
 
@@ -314,10 +329,12 @@ def parser() -> argparse.ArgumentParser:
         help="agents: scripted names, pimc[:samples], ppo (the shipped model), ppo:<model.zip>",
     )
     add_flag(job, "deals", help="paired deals per cell")
-    job.add_argument("--shard-deals", type=at_least(2), default=5000, help="paired deals per work unit")
+    job.add_argument("--shard-deals", type=deal_count, default=5000, help="paired deals per work unit")
     add_flag(job, "seed")
     job.add_argument("--train", action="store_true", help="distil a policy per cell first; it plays as 'trained'")
-    job.add_argument("--train-positions", type=at_least(1), default=200_000, help="positions labelled per cell")
+    job.add_argument(
+        "--train-positions", type=between(1, MAX_POSITIONS), default=200_000, help="positions labelled per cell"
+    )
     add_variance_flag(job)
     add_flag(job, "runs")
     add_ray_flags(job)

@@ -29,9 +29,10 @@ from snipsnap_env.cards import RANK_NAMES, card_name
 from snipsnap_env.events import Event, Tone
 from snipsnap_env.picture import table_image
 from snipsnap_env.render import open_set_text
+from snipsnap_env.rules import MAX_PLAYERS
 
 from .measure.candidates import made, make_candidate
-from .runner.cli import add_flag, add_table_flags, at_least, new_parser, require
+from .runner.cli import add_flag, add_table_flags, between, new_parser, require
 from .runner.job import Job, Plan, Refusal
 from .runner.single_file import check_new_file, write_new_file
 
@@ -182,7 +183,9 @@ def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, "train.play")
     add_table_flags(job, players=4)
     add_flag(job, "opponents", default=["most_copies"], help="agent names, seat by seat in turn")
-    job.add_argument("--seat", type=at_least(0), default=None, help="your seat; leave out to watch the agents")
+    job.add_argument(
+        "--seat", type=between(0, MAX_PLAYERS - 1), default=None, help="your seat; leave out to watch the agents"
+    )
     job.add_argument(
         "--record", metavar="FILE", help="record the deal: a .gif, or an .mp4 (needs imageio[ffmpeg]); a new file"
     )

@@ -45,7 +45,16 @@ from .measure import league_tables as league
 from .measure.candidates import add_variance_flag, made, model_files
 from .measure.evaluation import evaluate, prepare
 from .measure.paired import PairedDeals, mean_ci, play_candidates
-from .runner.cli import add_flag, add_job_flags, at_least, deal_count, new_parser, progress_bar, worlds
+from .runner.cli import (
+    MAX_STEPS,
+    add_flag,
+    add_job_flags,
+    between,
+    deal_count,
+    new_parser,
+    progress_bar,
+    worlds,
+)
 from .runner.job import Job, Plan, Refusal
 from .runner.manifest import sha256
 from .runner.results_folder import pyplot, read_json
@@ -375,7 +384,7 @@ def parser():
         help="the exploitability rows' best response: a quick search, or PPO trained against the agent "
         "(train.learn.best_response; minutes a table size, the training extras)",
     )  # fmt: skip
-    job.add_argument("--exploit-steps", type=at_least(1), default=LearnedExploit.steps,
+    job.add_argument("--exploit-steps", type=between(1, MAX_STEPS), default=LearnedExploit.steps,
                      help="--exploit-best-response learned: PPO steps a table size")  # fmt: skip
     job.add_argument("--exploit-start", default=LearnedExploit.start,
                      help=f"--exploit-best-response learned: first weights ({', '.join(STARTS)} or a learned agent)")

@@ -10,13 +10,31 @@ import numpy as np
 
 from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, check_num_players, check_rules_spec
 
-from ..runner.cli import arg, at_least, check_fields, fraction, non_negative_float, positive_float, settings_command
+from ..runner.cli import (
+    MAX_GAMES,
+    MAX_LAYERS,
+    MAX_POSITIONS,
+    MAX_ROLLOUTS,
+    MAX_STEPS,
+    MAX_UNITS,
+    arg,
+    at_least,
+    between,
+    check_fields,
+    deal_count,
+    fraction,
+    non_negative_float,
+    positive_float,
+    settings_command,
+)
 from ..runner.run_folder import check_folder_name
 from .critics import CRITICS, critic_named
 from .opponents import make_opponent
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
 SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
+
+
 def opponent_files(args) -> dict[str, str]:
     """The SHA-256 of every model file a run learns from or against (its opponents', its teacher's opponents',
     its --init-from): a run is keyed by them, so that a file replaced under the same name is another run."""
@@ -56,16 +74,20 @@ class Args:
         "over most_copies' lead at their games (--critic rollouts); 0: uniformly",
         check=non_negative_float,
     )
-    snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=at_least(1))
+    snapshot_every: int = arg(
+        200_000, "timesteps between snapshots of the learner for 'snapshot'", check=between(1, MAX_STEPS)
+    )
     total_timesteps: int = arg(
-        300_000, "PPO steps (learner decisions), after distillation if any; 0: distillation only", check=at_least(0)
+        300_000,
+        "PPO steps (learner decisions), after distillation if any; 0: distillation only",
+        check=between(0, MAX_STEPS),
     )
     seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
-    num_envs: int = arg(512, "games played in parallel at each PPO table size", check=at_least(1))
+    num_envs: int = arg(512, "games played in parallel at each PPO table size", check=between(1, MAX_GAMES))
     vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
-    n_steps: int = arg(8, "steps per game per PPO rollout", check=at_least(1))
-    batch_size: int = arg(2048, "PPO minibatch size", check=at_least(2))
-    n_epochs: int = arg(10, "PPO epochs per rollout", check=at_least(1))
+    n_steps: int = arg(8, "steps per game per PPO rollout", check=between(1, MAX_GAMES))
+    batch_size: int = arg(2048, "PPO minibatch size", check=between(2, MAX_POSITIONS))
+    n_epochs: int = arg(10, "PPO epochs per rollout", check=between(1, 1000))
     learning_rate: float = arg(3e-3, "Adam learning rate", check=positive_float)
     ent_coef: float = arg(0.0, "entropy bonus", check=non_negative_float)
     gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
@@ -78,7 +100,7 @@ class Args:
         "pretrain on a search player's choices first (train.distill), e.g. pimc:128; model_search:64 seats the "
         "--teacher-opponents (learned ones too) in its worlds as they sit; '' for none",
     )
-    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=at_least(1))
+    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=between(1, MAX_POSITIONS))
     teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
     teacher_opponents: tuple[str, ...] = arg(
@@ -87,9 +109,9 @@ class Args:
         "teacher models each as seated",
     )
     teacher_rounds: int = arg(
-        1, "DAgger rounds after the first: label the positions the learned policy reaches", check=at_least(0)
+        1, "DAgger rounds after the first: label the positions the learned policy reaches", check=between(0, 100)
     )
-    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round", check=at_least(1))
+    teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round", check=between(1, 1000))
     teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit", check=positive_float)
     policy: str = arg(
         "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
@@ -106,7 +128,9 @@ class Args:
         "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
         "training only: the actor always reads the observation alone",
     )
-    critic_rollouts: int = arg(16, "--critic rollouts: rollouts per candidate lead and position", check=at_least(1))
+    critic_rollouts: int = arg(
+        16, "--critic rollouts: rollouts per candidate lead and position", check=between(1, MAX_ROLLOUTS)
+    )
     surrogate: str = arg(
         "auto",
         "PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or, with --critic rollouts, summed "
@@ -125,14 +149,18 @@ class Args:
         "plays at --players)",
     )
     net_arch: tuple[int, ...] = arg(
-        (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=at_least(1)
+        (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=between(1, MAX_UNITS)
     )
     rank_head: tuple[int, ...] = arg(
-        (32, 64), "rank_shared policy: table summary size and hidden units of its rank scorer", check=at_least(1)
+        (32, 64),
+        "rank_shared policy: table summary size and hidden units of its rank scorer",
+        check=between(1, MAX_UNITS),
     )
-    eval_every: int = arg(150_000, "timesteps between paired evaluations against random lead choice", check=at_least(1))
-    eval_deals: int = arg(20_000, "paired deals per evaluation", check=at_least(2))
-    checkpoint_every: int = arg(150_000, "timesteps between checkpoints", check=at_least(1))
+    eval_every: int = arg(
+        150_000, "timesteps between paired evaluations against random lead choice", check=between(1, MAX_STEPS)
+    )
+    eval_deals: int = arg(20_000, "paired deals per evaluation", check=deal_count)
+    checkpoint_every: int = arg(150_000, "timesteps between checkpoints", check=between(1, MAX_STEPS))
     out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
     run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
     resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")
@@ -142,7 +170,7 @@ class Args:
         1,
         "torch CPU threads (1: the update gains 15-25% from a second thread alone, and beside another busy process "
         "two threads made a third of the speed: docs/speed.md)",
-        check=at_least(1),
+        check=between(1, 256),
     )
 
     def __post_init__(self):
@@ -166,6 +194,13 @@ class Args:
             )
         if self.policy not in ("mlp", "rank_shared"):
             raise ValueError(f"policy got {self.policy!r}; allowed: 'mlp', 'rank_shared'")
+        if self.num_envs * self.n_steps > MAX_POSITIONS:  # SB3's rollout buffer holds them all at once
+            raise ValueError(
+                f"num_envs x n_steps = {self.num_envs * self.n_steps:,} decisions a rollout; allowed: at most "
+                f"{MAX_POSITIONS:,}"
+            )
+        if not 1 <= len(self.net_arch) <= MAX_LAYERS:
+            raise ValueError(f"net_arch got {len(self.net_arch)} layers; allowed: 1 to {MAX_LAYERS}")
         if len(self.rank_head) != 2 or min(self.rank_head) < 1:
             raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
         if self.vec not in ("batch", "single"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import agents
 from snipsnap_env.kernel import POLICIES
 
-from ..runner.cli import MAX_WORLDS, at_least
+from ..runner.cli import MAX_ROLLOUTS, MAX_WORLDS, between
 
 
 def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
@@ -56,7 +56,7 @@ def add_variance_flag(job) -> None:
     job.add_argument(
         "--variance-reduction",
         nargs="?",
-        type=at_least(1),
+        type=between(1, MAX_ROLLOUTS),
         const=DEFAULT_SAMPLES,
         default=0,
         metavar="ROLLOUTS",

@@ -99,6 +99,20 @@ def between(low: int, high: int) -> Number:
     return Number(int, lambda v: low <= v <= high, f"a whole number from {low:,} to {high:,}")
 
 
+# Every size a job takes has a bound that keeps its memory and time finite (tests/test_jobs.py holds each flag to
+# one); only seeds, which cost nothing, are unbounded.
+MAX_POSITIONS = 5_000_000  # positions labelled or observed at once: ~1 kB each with their masks, ~5 GB
+MAX_STEPS = 1_000_000_000  # PPO steps: about two days at the default recipe's speed
+MAX_ROLLOUTS = 1024  # play-outs per lead: the estimate's noise stops mattering long before
+MAX_SIMULATIONS = 100_000  # a tree search's simulations per choice
+MAX_WORKERS = 1024  # CPUs of a Ray cluster
+MAX_GAMES = 65_536  # games a vector env steps at once (and steps per game in a PPO rollout)
+MAX_UNITS = 4096  # a hidden layer's width
+MAX_LAYERS = 16  # hidden layers of a network
+MAX_SECONDS = 3600.0  # a benchmark's time per measurement
+seconds = Number(float, lambda v: 0 < v <= MAX_SECONDS, f"a number of seconds above 0, at most {MAX_SECONDS:,.0f}")
+
+
 def check_fields(instance) -> None:
     """Check every field of a dataclass instance whose ``arg(..., check=...)`` names a :class:`Number`
     (each element of a tuple field)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .cli import at_least, require
+from .cli import MAX_WORKERS, between, require
 from .manifest import Refused
 
 MAX_RETRIES = 3  # a task whose worker dies is run again (its result does not depend on the attempt)
@@ -85,7 +85,7 @@ def add_ray_flags(job: argparse.ArgumentParser) -> None:
         help="run the work units on Ray: a local Ray on this machine's cores, or the cluster at ADDRESS "
         "(or RAY_ADDRESS); 'auto' joins the cluster started on this machine with `ray start --head`",
     )
-    job.add_argument("--workers", type=at_least(1), help="CPUs of the local Ray (default: every core)")
+    job.add_argument("--workers", type=between(1, MAX_WORKERS), help="CPUs of the local Ray (default: every core)")
 
 
 def require_ray(args) -> None:
