@@ -105,6 +105,26 @@ def deliver_after_compiling(signum: int) -> None:
     threading.Thread(target=wait, name="signal after compiling", daemon=True).start()
 
 
+class SignalsTaken(RuntimeError):
+    """A job replaced the runner's SIGINT or SIGTERM handler: its Ctrl-C would no longer stop it cleanly."""
+
+
+def signals_kept(result, name: str, handler, int_ignored: bool):
+    """``result``, once the work has left the runner's handler on SIGINT and SIGTERM (a job that ignores or
+    catches them itself cannot be stopped by a person or a scheduler); else :class:`SignalsTaken`."""
+    taken = [
+        sig.name
+        for sig in (signal.SIGINT, signal.SIGTERM)
+        if not (sig == signal.SIGINT and int_ignored) and signal.getsignal(sig) is not handler
+    ]
+    if taken:
+        raise SignalsTaken(
+            f"train.{name} replaced the runner's {' and '.join(taken)} handler during its work; the runner owns the "
+            "signals (docs/trust.md): leave them to it"
+        )
+    return result
+
+
 def run(job: Job, argv=None):
     """Run ``job`` with the flags ``argv`` (None: the process's own) as every job runs: see the module."""
     parser = job.parser()
@@ -133,14 +153,14 @@ def run(job: Job, argv=None):
         if plan.settings is None:
             for hook in work_started:
                 hook()
-            return plan.work(None)
+            return signals_kept(plan.work(None), _name(parser), on_signal, ignored)
         with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, args.command) as folder:
             kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
                 folder=folder.path
             )
             for hook in work_started:
                 hook()
-            return plan.work(folder)
+            return signals_kept(plan.work(folder), _name(parser), on_signal, ignored)
     except Refused as error:  # found while opening the folder or working (a kept file that is not ours)
         parser.error(one_line(error))
     except KeyboardInterrupt as interrupt:
