@@ -163,7 +163,7 @@ def decision_times(names, seconds: float, num_players: int = 6, trust: bool = Fa
     (``policy(obs)``, the median over calls) and in a batch of 1,024 (``act_batch``)."""
     from snipsnap_env.batch import BatchEnv
 
-    from .measure.candidates import make_candidate
+    from .candidates import make_candidate
 
     obs, mask = BatchEnv(1024, num_players, seed=0).reset()
     results = {}
