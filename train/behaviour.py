@@ -18,7 +18,7 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .learn.distill import collect_positions
 from .measure.candidates import made, make_candidate
-from .runner.cli import MAX_POSITIONS, add_flag, between, new_parser, refuse_repeats
+from .runner.cli import add_flag, new_parser, position_count, refuse_repeats
 from .runner.job import Job, Plan
 
 
@@ -49,7 +49,7 @@ def parser():
     add_flag(job, "players", nargs="+", default=list(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
     add_flag(job, "rules")
     add_flag(job, "opponents")
-    job.add_argument("--positions", type=between(1, MAX_POSITIONS), default=20_000, help="real choices per table size")
+    job.add_argument("--positions", type=position_count, default=20_000, help="real choices per table size")
     add_flag(job, "seed")
     add_flag(job, "trust-model")
     return job

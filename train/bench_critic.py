@@ -16,7 +16,7 @@ import numpy as np
 import agents
 
 from .measure.speed import add_json_flags, check_json, save_json
-from .runner.cli import add_flag, between, new_parser, refuse_repeats, require, seconds
+from .runner.cli import add_flag, game_count, new_parser, refuse_repeats, require, rollout_count, seconds
 from .runner.job import Job, Plan
 
 #: (name, opponents, rollout policy): the pools and continuations measured
@@ -63,8 +63,8 @@ def parser():
     job = new_parser(__doc__, __name__)
     add_flag(job, "players", nargs="+", default=[3, 4, 6], help="table sizes")
     job.add_argument("--seconds", type=seconds, default=6.0, help="seconds per measurement")
-    job.add_argument("--rollouts", type=between(1, 1024), default=32, help="rollouts per candidate lead")
-    job.add_argument("--games", type=between(1, 65536), default=256, help="games played side by side")
+    job.add_argument("--rollouts", type=rollout_count, default=32, help="rollouts per candidate lead")
+    job.add_argument("--games", type=game_count, default=256, help="games played side by side")
     add_json_flags(job)
     return job
 
@@ -84,7 +84,6 @@ def work(args) -> dict:
     print("one compiled network decision: " + ", ".join(f"{us:.1f} µs at {n} players" for n, us in decision.items()))
     results = {"lead_choices_per_s": rows, "network_decision_us": decision}
     return save_json(results, args.json, "bench_critic", args.command)
-
 
 
 def check(args) -> Plan:

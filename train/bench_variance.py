@@ -12,7 +12,7 @@ import time
 
 from .measure.candidates import make_candidate
 from .measure.paired import PairedDeals, mean_ci, play_candidates
-from .runner.cli import MAX_ROLLOUTS, add_flag, between, new_parser, refuse_repeats
+from .runner.cli import add_flag, new_parser, refuse_repeats, rollout_count
 from .runner.job import Job, Plan
 
 
@@ -50,9 +50,7 @@ def parser():
     add_flag(job, "players", nargs="+", default=[3, 4, 6, 8])
     job.add_argument("--candidate", default="ppo", help="the agent whose gain over most_copies is measured")
     add_flag(job, "deals", default=4000, help="paired deals per cell")
-    job.add_argument(
-        "--rollouts", nargs="+", type=between(1, MAX_ROLLOUTS), default=[32], help="rollouts per legal lead"
-    )
+    job.add_argument("--rollouts", nargs="+", type=rollout_count, default=[32], help="rollouts per legal lead")
     add_flag(job, "rules")
     add_flag(job, "seed")
     add_flag(job, "trust-model")

@@ -35,12 +35,11 @@ import agents
 from .measure.candidates import add_variance_flag, made, make_candidate, model_files
 from .measure.paired import PairedDeals, play_candidates, summarise
 from .runner.cli import (
-    MAX_POSITIONS,
     add_flag,
     add_job_flags,
-    between,
     deal_count,
     new_parser,
+    position_count,
     progress_bar,
     refuse_repeats,
     require,
@@ -332,9 +331,7 @@ def parser() -> argparse.ArgumentParser:
     job.add_argument("--shard-deals", type=deal_count, default=5000, help="paired deals per work unit")
     add_flag(job, "seed")
     job.add_argument("--train", action="store_true", help="distil a policy per cell first; it plays as 'trained'")
-    job.add_argument(
-        "--train-positions", type=between(1, MAX_POSITIONS), default=200_000, help="positions labelled per cell"
-    )
+    job.add_argument("--train-positions", type=position_count, default=200_000, help="positions labelled per cell")
     add_variance_flag(job)
     add_flag(job, "runs")
     add_ray_flags(job)

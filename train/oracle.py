@@ -36,7 +36,7 @@ from snipsnap_env.kernel import (
 from snipsnap_env.rules import check_count, check_num_players, check_rules_spec, make_rules
 
 from .measure.paired import PairedDeals, Row, play_paired, summarise
-from .runner.cli import MAX_ROLLOUTS, add_flag, between, new_parser, refuse_repeats
+from .runner.cli import add_flag, new_parser, refuse_repeats, rollout_count
 from .runner.job import Job, Plan, Refusal
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
@@ -115,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "rules")
     add_flag(job, "deals")
     add_flag(job, "seed")
-    job.add_argument("--repeats", type=between(1, MAX_ROLLOUTS), default=8, help="play-outs per candidate lead")
+    job.add_argument("--repeats", type=rollout_count, default=8, help="play-outs per candidate lead")
     return job
 
 

@@ -46,13 +46,12 @@ from .measure.candidates import add_variance_flag, made, model_files
 from .measure.evaluation import evaluate, prepare
 from .measure.paired import PairedDeals, mean_ci, play_candidates
 from .runner.cli import (
-    MAX_STEPS,
     add_flag,
     add_job_flags,
-    between,
     deal_count,
     new_parser,
     progress_bar,
+    step_count,
     worlds,
 )
 from .runner.job import Job, Plan, Refusal
@@ -384,12 +383,18 @@ def parser():
         help="the exploitability rows' best response: a quick search, or PPO trained against the agent "
         "(train.learn.best_response; minutes a table size, the training extras)",
     )  # fmt: skip
-    job.add_argument("--exploit-steps", type=between(1, MAX_STEPS), default=LearnedExploit.steps,
+    job.add_argument("--exploit-steps", type=step_count, default=LearnedExploit.steps,
                      help="--exploit-best-response learned: PPO steps a table size")  # fmt: skip
-    job.add_argument("--exploit-start", default=LearnedExploit.start,
-                     help=f"--exploit-best-response learned: first weights ({', '.join(STARTS)} or a learned agent)")
-    job.add_argument("--exploit-runs", default=LearnedExploit.runs,
-                     help="--exploit-best-response learned: the folder of its training runs")
+    job.add_argument(
+        "--exploit-start",
+        default=LearnedExploit.start,
+        help=f"--exploit-best-response learned: first weights ({', '.join(STARTS)} or a learned agent)",
+    )
+    job.add_argument(
+        "--exploit-runs",
+        default=LearnedExploit.runs,
+        help="--exploit-best-response learned: the folder of its training runs",
+    )
     job.add_argument("--league-deals", type=deal_count, default=300, help="deals per league table")
     add_flag(job, "seed", default=SEED)
     add_variance_flag(job)

@@ -14,7 +14,6 @@ from ..runner.cli import (
     MAX_GAMES,
     MAX_LAYERS,
     MAX_POSITIONS,
-    MAX_ROLLOUTS,
     MAX_STEPS,
     MAX_UNITS,
     arg,
@@ -24,8 +23,11 @@ from ..runner.cli import (
     deal_count,
     fraction,
     non_negative_float,
+    position_count,
     positive_float,
+    rollout_count,
     settings_command,
+    step_count,
 )
 from ..runner.run_folder import check_folder_name
 from .critics import CRITICS, critic_named
@@ -74,9 +76,7 @@ class Args:
         "over most_copies' lead at their games (--critic rollouts); 0: uniformly",
         check=non_negative_float,
     )
-    snapshot_every: int = arg(
-        200_000, "timesteps between snapshots of the learner for 'snapshot'", check=between(1, MAX_STEPS)
-    )
+    snapshot_every: int = arg(200_000, "timesteps between snapshots of the learner for 'snapshot'", check=step_count)
     total_timesteps: int = arg(
         300_000,
         "PPO steps (learner decisions), after distillation if any; 0: distillation only",
@@ -100,7 +100,7 @@ class Args:
         "pretrain on a search player's choices first (train.distill), e.g. pimc:128; model_search:64 seats the "
         "--teacher-opponents (learned ones too) in its worlds as they sit; '' for none",
     )
-    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=between(1, MAX_POSITIONS))
+    teacher_positions: int = arg(900_000, "positions the teacher labels in all", check=position_count)
     teacher_loss: str = arg("choice", "'choice' (the teacher's best copy count) or 'values' (its values)")
     teacher_players: tuple[int, ...] = arg((3, 4, 5, 6, 7, 8), "table sizes the teacher's positions come from")
     teacher_opponents: tuple[str, ...] = arg(
@@ -128,9 +128,7 @@ class Args:
         "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
         "training only: the actor always reads the observation alone",
     )
-    critic_rollouts: int = arg(
-        16, "--critic rollouts: rollouts per candidate lead and position", check=between(1, MAX_ROLLOUTS)
-    )
+    critic_rollouts: int = arg(16, "--critic rollouts: rollouts per candidate lead and position", check=rollout_count)
     surrogate: str = arg(
         "auto",
         "PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or, with --critic rollouts, summed "
@@ -156,11 +154,9 @@ class Args:
         "rank_shared policy: table summary size and hidden units of its rank scorer",
         check=between(1, MAX_UNITS),
     )
-    eval_every: int = arg(
-        150_000, "timesteps between paired evaluations against random lead choice", check=between(1, MAX_STEPS)
-    )
+    eval_every: int = arg(150_000, "timesteps between paired evaluations against random lead choice", check=step_count)
     eval_deals: int = arg(20_000, "paired deals per evaluation", check=deal_count)
-    checkpoint_every: int = arg(150_000, "timesteps between checkpoints", check=between(1, MAX_STEPS))
+    checkpoint_every: int = arg(150_000, "timesteps between checkpoints", check=step_count)
     out_dir: str = arg("runs", "the folder runs are written to", flag="runs")
     run_name: str = arg("", "the run's folder name; default <teacher or ppo>_<preset>[_<N>p]_s<seed>")
     resume: bool = arg(False, "continue the run in <runs>/<run-name> from its newest readable checkpoint")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import agents
 from snipsnap_env.kernel import POLICIES
 
-from ..runner.cli import MAX_ROLLOUTS, MAX_WORLDS, between
+from ..runner.cli import MAX_WORLDS, rollout_count
 
 
 def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
@@ -56,7 +56,7 @@ def add_variance_flag(job) -> None:
     job.add_argument(
         "--variance-reduction",
         nargs="?",
-        type=between(1, MAX_ROLLOUTS),
+        type=rollout_count,
         const=DEFAULT_SAMPLES,
         default=0,
         metavar="ROLLOUTS",

@@ -110,6 +110,10 @@ MAX_GAMES = 65_536  # games a vector env steps at once (and steps per game in a 
 MAX_UNITS = 4096  # a hidden layer's width
 MAX_LAYERS = 16  # hidden layers of a network
 MAX_SECONDS = 3600.0  # a benchmark's time per measurement
+position_count = between(1, MAX_POSITIONS)
+step_count = between(1, MAX_STEPS)
+rollout_count = between(1, MAX_ROLLOUTS)
+game_count = between(1, MAX_GAMES)
 seconds = Number(float, lambda v: 0 < v <= MAX_SECONDS, f"a number of seconds above 0, at most {MAX_SECONDS:,.0f}")
 
 
