@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 
 from .cli import MAX_WORKERS, between, require
 from .manifest import Refused
@@ -54,12 +55,15 @@ class OnRay:
         import ray
 
         self.ray = ray
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         if address:
             ray.init(address=address)
         elif os.environ.get("RAY_ADDRESS"):
             ray.init()  # joins the cluster RAY_ADDRESS names
         else:
             ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False)
+        for sig, handler in handlers.items():  # Ray's driver takes SIGTERM; the runner owns the signals
+            signal.signal(sig, handler)
         self._task = ray.remote(max_retries=MAX_RETRIES, num_cpus=1)(work_unit)
 
     def submit(self, function, *args):
