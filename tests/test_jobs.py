@@ -8,7 +8,13 @@ guarantees without being named here.
   link, or a folder of another job (``--overwrite`` or not) is refused, and the files there stay as they were;
 - SIGINT and SIGTERM during the work end the job with 130 and 143, saying what is kept, with no traceback;
 - the same seeded command writes the same bytes twice (wall time only in provenance.json);
-- ``--overwrite`` replaces the job's own files, never another's.
+- ``--overwrite`` replaces the job's own files, never another's;
+- watched in a process of its own (``tests/job_watch.py``), a job writes only where its flags name, sets no signal
+  handler, and a signal sent halfway through its work ends it within seconds; every flag given a bad value (an
+  unknown name, 10**12, a negative, NaN) is a one-line refusal or a run without a traceback.
+
+``tests/test_planted_jobs.py`` plants jobs that break these promises in a copy of the project and checks that
+this file fails them.
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ import dataclasses
 import importlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import job_watch as watch
 import pytest
 
 from train.learn.args import Args
@@ -312,3 +320,125 @@ def test_every_size_a_job_takes_has_a_bound(name):
     rules += [(f.name, f.metadata["check"]) for f in fields]
     unbounded = [dest for dest, rule in rules if rule.kind is int and rule._fits(10**12) and "seed" not in dest]
     assert not unbounded, f"train.{name} takes any size for {unbounded}: give each a bound (train.runner.cli.MAX_*)"
+
+
+def places_named(name: str, argv: list[str], cwd: Path) -> list[Path]:
+    """Where a job may write: every path its flags (given or default) name, bar the working folder itself and the
+    folders above it (a job writes ``--out``, ``--runs``, ``--json``, ``--record``..., nothing else)."""
+    args = job_of(name).parser().parse_args(argv)
+    values = [v for value in vars(args).values() for v in (value if isinstance(value, (list, tuple)) else [value])]
+    cwd = Path(os.path.realpath(cwd))
+    places = []
+    for value in values:
+        if isinstance(value, (str, Path)) and str(value) and "\0" not in str(value):
+            path = Path(os.path.realpath(cwd / value))
+            if path != cwd and not cwd.is_relative_to(path):
+                places.append(path)
+    return places
+
+
+def watched(name: str, argv: list[str], here: Path, signum: int = 0, after: float = 0.0) -> watch.Report:
+    """The job run in a process of its own from ``here``, allowed to write where its flags name."""
+    return watch.watched(name, argv, here, places_named(name, argv, here), signum, after, root=ROOT)
+
+
+LONG_ENOUGH = 10.0  # seconds of an example's work that are watched (a server's, or a benchmark's, run on)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", jobs())
+def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_its_work(name, here):
+    """The example runs to its end (or ten seconds into its work, then Ctrl-C), watched: exit 0 (130), no write
+    outside the places its flags name, no signal handler set by the job's code. Then SIGINT and SIGTERM, each
+    sent halfway through the work (a quarter, then as it starts, where the work is too short to hit): the job
+    ends with 130 or 143 within seconds, saying what it kept, without a traceback — never finishing as if
+    nothing came."""
+
+    def command(run: str) -> list[str]:  # each run its own inputs and outputs (a job may refuse to replace them)
+        folder = here.parent / run
+        folder.mkdir()
+        return with_out(name, example(name, folder), folder / "out")
+
+    done = watched(name, command("whole"), here, signal.SIGINT, LONG_ENOUGH)
+    assert done.status == (0 if done.fate == "unsent" else 130), (name, done.err[-3000:])
+    assert not done.outside, f"train.{name} wrote where its flags do not name: {done.outside}"
+    assert not done.handlers, f"train.{name} set signal handlers itself (the runner owns them): {done.handlers}"
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        for after in (done.worked / 2, done.worked / 4, 0.0):
+            stopped = watched(name, command(f"{signum.name}-{after:.3f}"), here, signum, after)
+            if stopped.fate == "handled":
+                break
+        said = f"train.{name} with {signum.name} {after:.2f} s into its work"
+        assert stopped.status == 128 + signum, f"{said}: exit {stopped.status}\n{stopped.err[-3000:]}"
+        assert "interrupted: " in stopped.err and "Traceback" not in stopped.err, f"{said}: {stopped.err[-3000:]}"
+        assert stopped.answered < 5, f"{said} took {stopped.answered:.1f} s to stop"
+        assert not stopped.outside and not stopped.handlers, (said, stopped.outside, stopped.handlers)
+
+
+BAD_VALUES = ("no_such_agent", str(10**12), "-1", "nan")
+
+
+class _Accepted(BaseException):
+    """Raised where the work would start: the flags passed every check."""
+
+
+def _accepted(name: str, argv: list[str], capsys) -> tuple[bool, int, str]:
+    """Whether ``argv`` passes the job's checks (the work not run), else its exit status and stderr."""
+
+    def stop():
+        raise _Accepted
+
+    runner.work_started.append(stop)
+    try:
+        status, err = run(name, argv, capsys)
+    except _Accepted:
+        return True, 0, ""
+    except Exception as error:  # what would be a traceback on the command line
+        return False, 1, f"Traceback: {type(error).__name__}: {error}"
+    finally:
+        runner.work_started.remove(stop)
+    return False, status, err
+
+
+def bad_commands(name: str, base: list[str]) -> list[list[str]]:
+    """The example's flags with each flag that takes values given each bad value (positionals too, first)."""
+    commands = []
+    for action in actions(name):
+        if action.nargs == 0 or action.dest in ("help", "out"):
+            continue
+        for bad in BAD_VALUES:
+            if action.option_strings:
+                commands.append([*base, action.option_strings[-1], bad])
+            elif action.nargs in ("+", "*"):
+                commands.append([bad, *base])
+    return commands
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", jobs())
+def test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_traceback(name, here, capsys):
+    """Each flag (whatever its name) given an unknown name, 10**12, a negative and NaN: a one-line refusal (exit 2,
+    nothing left) or a job that runs — done, or stopped by SIGINT a second into its work — never a traceback.
+    An agent flag the job forgets to check fails here, in its work."""
+    base = flags_only(name, here.parent)
+    if base is None:
+        pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
+    before = listing(here)
+    ran = []
+    for argv in bad_commands(name, base):
+        argv = with_out(name, argv, here / "o")
+        accepted, status, err = _accepted(name, argv, capsys)
+        said = f"train.{name} {' '.join(argv)}: exit {status} {err[-1500:]}"
+        shutil.rmtree(here / "o", ignore_errors=True)
+        if not accepted:
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert status == 2 and "Traceback" not in err, said
+            assert len(lines) == 1 and lines[0].startswith(f"python -m train.{name}: error: "), said
+            assert listing(here) == before, f"{said} left {listing(here) - before}"
+            continue
+        done = watched(name, argv, here, signal.SIGINT, 1.0)
+        said = f"train.{name} {' '.join(argv)}: exit {done.status} {done.err[-1500:]}"
+        assert done.status in (0, 130) and "Traceback" not in done.err, said
+        ran.append(argv)
+        shutil.rmtree(here / "o", ignore_errors=True)
+        before = listing(here)  # a value that ran may have named a path: the job's to write

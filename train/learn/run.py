@@ -8,13 +8,11 @@ import csv
 import dataclasses
 import json
 import os
-import signal
 import time
 from pathlib import Path
 
 from agents.threads import set_torch_threads
 
-from ..runner.cli import on_sigterm
 from ..runner.run_folder import (
     NothingToResume,
     OtherSettings,
@@ -157,7 +155,6 @@ def _train(args: Args, folder: RunFolder) -> Path:
     for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
         if not folder.manifest.owns(events):
             folder.record(events)
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
     state = RunState(point)  # the latest resume point, then one taken where each rollout starts
     started = time.perf_counter()
     distilling = checkpoint is None and bool(args.teacher)
@@ -183,7 +180,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
                 callback=make_callbacks(args, folder, state, snapshots),
                 reset_num_timesteps=checkpoint is None,
             )
-    except BaseException:  # a crash, Ctrl-C or SIGTERM keeps what was learned
+    except BaseException:  # a crash, Ctrl-C or SIGTERM (the runner's Terminated) keeps what was learned
         if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
             print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
             raise
@@ -192,8 +189,6 @@ def _train(args: Args, folder: RunFolder) -> Path:
         path = save_checkpoint(model, folder, state.point)
         print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     final = folder.write(run_dir / "final_model.zip", lambda p: save_run_model(model, p, args))
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
         folder.write(run_dir / "best_model.zip", lambda p: save_run_model(model, p, args))

@@ -93,25 +93,50 @@ def compiling(frame) -> bool:
     return False
 
 
-def deliver_after_compiling(signum: int) -> None:
-    """Signal ``signum`` to the main thread again (its handler, the job's, runs then) once it leaves the compiler."""
-    main = threading.main_thread().ident
+class Deferred:
+    """A signal that came while numba compiled, held until the compiler is left and delivered then; or, when the
+    work returns first, cancelled (:func:`signals_kept` raises the interrupt as the work ends)."""
 
-    def wait():
-        while compiling(sys._current_frames().get(main)):
-            time.sleep(0.05)
-        _thread.interrupt_main(signum)
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pending: list[int] = []
 
-    threading.Thread(target=wait, name="signal after compiling", daemon=True).start()
+    def defer(self, signum: int) -> None:
+        """Hold ``signum``; a thread signals the main thread again (its handler runs then) once it leaves the
+        compiler."""
+        main = threading.main_thread().ident
+        with self.lock:
+            self.pending.append(signum)
+
+        def wait():
+            while compiling(sys._current_frames().get(main)):
+                time.sleep(0.05)
+            with self.lock:
+                if signum not in self.pending:
+                    return  # the work has returned: the runner raises the interrupt
+                self.pending.remove(signum)
+                _thread.interrupt_main(signum)
+
+        threading.Thread(target=wait, name="signal after compiling", daemon=True).start()
+
+    def cancel(self) -> None:
+        """Deliver nothing more: the work has returned (the runner raises the interrupt itself)."""
+        with self.lock:
+            self.pending.clear()
 
 
 class SignalsTaken(RuntimeError):
     """A job replaced the runner's SIGINT or SIGTERM handler: its Ctrl-C would no longer stop it cleanly."""
 
 
-def signals_kept(result, name: str, handler, int_ignored: bool):
+def signals_kept(result, name: str, handler, int_ignored: bool, deferred: Deferred, received: list[int]):
     """``result``, once the work has left the runner's handler on SIGINT and SIGTERM (a job that ignores or
-    catches them itself cannot be stopped by a person or a scheduler); else :class:`SignalsTaken`."""
+    catches them itself cannot be stopped by a person or a scheduler), else :class:`SignalsTaken`. A signal that
+    came during the work interrupts it even when the work returned: a library swallowed the interrupt (werkzeug's
+    server does) or the work ended while the signal was held for the compiler."""
+    deferred.cancel()
+    if received:
+        raise Terminated() if received[-1] == signal.SIGTERM else KeyboardInterrupt()
     taken = [
         sig.name
         for sig in (signal.SIGINT, signal.SIGTERM)
@@ -129,11 +154,12 @@ def run(job: Job, argv=None):
     """Run ``job`` with the flags ``argv`` (None: the process's own) as every job runs: see the module."""
     parser = job.parser()
     received: list[int] = []  # signals seen: a library may swallow the interrupt they raise and fail otherwise
+    deferred = Deferred()
 
     def on_signal(signum, frame):
         received.append(signum)
         if compiling(frame):  # raised now, it would vanish in the compiler's ctypes callback: raise it after
-            deliver_after_compiling(signum)
+            deferred.defer(signum)
             return
         (on_sigterm if signum == signal.SIGTERM else signal.default_int_handler)(signum, frame)
 
@@ -153,14 +179,14 @@ def run(job: Job, argv=None):
         if plan.settings is None:
             for hook in work_started:
                 hook()
-            return signals_kept(plan.work(None), _name(parser), on_signal, ignored)
+            return signals_kept(plan.work(None), _name(parser), on_signal, ignored, deferred, received)
         with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, args.command) as folder:
             kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
                 folder=folder.path
             )
             for hook in work_started:
                 hook()
-            return signals_kept(plan.work(folder), _name(parser), on_signal, ignored)
+            return signals_kept(plan.work(folder), _name(parser), on_signal, ignored, deferred, received)
     except Refused as error:  # found while opening the folder or working (a kept file that is not ours)
         parser.error(one_line(error))
     except KeyboardInterrupt as interrupt:

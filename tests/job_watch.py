@@ -1,0 +1,171 @@
+"""A job run in a process of its own, watched from inside it: every file it writes (Python's audit hooks see each
+``open`` for writing, rename, removal and new folder, however the job spells them), every signal handler set by
+the project's code outside the runner, and a signal sent the given seconds into its work. A watchdog ends a run
+that hangs, printing where every thread was. ``tests/test_jobs.py`` holds every job to what is seen here, so a
+job that breaks a promise fails by what it does, not by how its source reads.
+
+    python tests/job_watch.py SPEC.json      # SPEC: see watched(); the report is written to SPEC's "report"
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WATCHDOG = 240  # seconds: a run still going then has hung (the slowest example takes ~30 s on a busy machine)
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.symlink": (1,),
+            "os.link": (1,), "os.truncate": (0,), "shutil.rmtree": (0,), "os.chmod": (0,)}  # fmt: skip
+
+
+@dataclass
+class Report:
+    """What a watched run did: its exit status and stderr, the writes outside its places, the handlers set by
+    the project's code outside the runner, the seconds it worked, and the signal's fate: ``"handled"`` (sent
+    while the job ran), ``"unsent"`` (the work ended first) — with the seconds from the signal to the end."""
+
+    status: int
+    err: str
+    outside: list[str] = field(default_factory=list)
+    handlers: list[str] = field(default_factory=list)
+    worked: float = 0.0
+    fate: str = "unsent"
+    answered: float = 0.0
+
+
+def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: int = 0, after: float = 0.0,
+            root: Path = ROOT) -> Report:  # fmt: skip
+    """Run ``python -m train.<name> argv`` from ``cwd`` (with the project at ``root``), allowed to write in
+    ``places`` only, sending ``signum`` (0: none) ``after`` seconds into its work."""
+    cwd = Path(cwd)
+    scratch = Path(tempfile.mkdtemp(prefix="watch-", dir=cwd.parent))
+    spec = {"name": name, "argv": argv, "cwd": str(cwd), "places": [str(p) for p in places], "signum": signum,
+            "after": after, "root": str(root), "tmp": str(scratch), "report": str(scratch / "report.json")}  # fmt: skip
+    (scratch / "spec.json").write_text(json.dumps(spec))
+    environment = {**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(scratch), "COLUMNS": "80",
+                   "TORCHINDUCTOR_CACHE_DIR": str(scratch / "torch")}  # fmt: skip
+    command = [sys.executable, str(Path(__file__).resolve()), str(scratch / "spec.json")]
+    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=WATCHDOG + 30)
+    report = scratch / "report.json"
+    if not report.exists():  # the watchdog fired, or the process died before it could report
+        raise AssertionError(f"train.{name} {argv} did not finish (exit {done.returncode}):\n{done.stderr[-4000:]}")
+    return Report(**{**json.loads(report.read_text()), "err": done.stderr})
+
+
+# --- in the watched process -----------------------------------------------------------------------------------
+
+
+def _allowed(spec: dict) -> list[Path]:
+    """The job's places, the scratch folder (temporary files), and what libraries write for themselves: device
+    files (multiprocessing's /dev/shm), compiled-code caches, the user's caches and matplotlib's config."""
+    places = [*spec["places"], spec["tmp"], "/dev", Path.home() / ".cache", Path.home() / ".config" / "matplotlib"]
+    return [Path(os.path.realpath(p)) for p in places]
+
+
+def _within(path: Path, place: Path) -> bool:
+    """``path`` is ``place``, inside it, or a file beside it named after it (an atomic write's partial file)."""
+    return path.is_relative_to(place) or (path.parent == place.parent and path.name.startswith(place.name + "."))
+
+
+def _watch_writes(allowed: list[Path], outside: list[str]) -> None:
+    busy = threading.local()
+
+    def hook(event: str, args: tuple) -> None:
+        if getattr(busy, "on", False):
+            return
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None))[:3]
+            writes = (isinstance(flags, int) and flags & _WRITE_FLAGS) or (
+                isinstance(mode, str) and set(mode) & set("wax+")
+            )
+            paths = [path] if writes else []
+        else:
+            paths = [args[i] for i in _CHANGES.get(event, ()) if i < len(args)]
+        for path in paths:
+            if not isinstance(path, (str, bytes, os.PathLike)):
+                continue  # a file descriptor: opened (and watched) before
+            busy.on = True
+            try:
+                where = Path(os.path.realpath(os.fsdecode(path)))
+                if "__pycache__" not in where.parts and not any(_within(where, p) for p in allowed):
+                    outside.append(f"{event} {where}")
+            finally:
+                busy.on = False
+
+    sys.addaudithook(hook)
+
+
+def _watch_handlers(root: Path, handlers: list[str]) -> None:
+    """Record each ``signal.signal`` call made from the project's own code outside ``train/runner/`` (a library's
+    calls are the runner's to undo; a job's are not allowed)."""
+    original = signal.signal
+    runner = root / "train" / "runner"
+
+    def watched_signal(signum, handler):
+        caller = Path(sys._getframe(1).f_code.co_filename)
+        if caller.is_relative_to(root) and not caller.is_relative_to(runner) and ".venv" not in caller.parts:
+            handlers.append(f"{signal.Signals(signum).name} set from {caller.relative_to(root)}")
+        return original(signum, handler)
+
+    signal.signal = watched_signal
+
+
+def _child(spec_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    root = Path(spec["root"])
+    faulthandler.dump_traceback_later(WATCHDOG, exit=True)  # a hang: every thread's stack, then exit 1
+    from train.runner import job as runner
+
+    module = __import__(f"train.{spec['name']}", fromlist=["JOB"])
+    report = {"outside": [], "handlers": [], "worked": 0.0, "fate": "unsent", "answered": 0.0}
+    started, sent, lock, ended = [], [], threading.Lock(), threading.Event()
+
+    def send():
+        with lock:
+            if not ended.is_set():
+                sent.append(time.perf_counter())
+                os.kill(os.getpid(), spec["signum"])
+
+    def on_start():
+        started.append(time.perf_counter())
+        if spec["signum"] and spec["after"] <= 0:
+            send()
+        elif spec["signum"]:
+            threading.Thread(target=lambda: ended.wait(spec["after"]) or send(), daemon=True).start()
+
+    runner.work_started.append(on_start)
+    _watch_handlers(root, report["handlers"])
+    _watch_writes(_allowed(spec), report["outside"])
+    try:
+        module.JOB.main(spec["argv"])
+        status = 0
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except BaseException:  # what `python -m` would print: a traceback and exit status 1
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    with lock:
+        ended.set()
+    finish = time.perf_counter()
+    report["worked"] = finish - started[0] if started else 0.0
+    if sent:
+        report["fate"], report["answered"] = "handled", finish - sent[0]
+    sys.stderr.flush()
+    faulthandler.cancel_dump_traceback_later()
+    Path(spec["report"]).write_text(json.dumps({**report, "status": status, "err": ""}))
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])
