@@ -79,7 +79,7 @@ def test_one_flag_name_per_idea():
     "job, argv, message",
     [
         ("evaluate", ["--players", "9"], "9 players; allowed: 3 to 8"),
-        ("evaluate", ["--seed", "-1"], "allowed: a whole number of at least 0"),
+        ("evaluate", ["--seed", "-1"], "allowed: a whole number from 0 to 4,294,967,295"),
         ("evaluate", ["--deals", "1"], "from 2 to 5,000,000"),
         ("evaluate", ["--deals", "9" * 12], "from 2 to 5,000,000"),
         ("league", ["--tables", "10001"], "from 1 to 10,000"),

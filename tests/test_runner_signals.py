@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from train.runner.job import Deferred, Job, Plan, compiling
+from train.runner.job import Job, Plan
+from train.runner.signals import GRACE, Deferred, compiling
 
 
 def test_a_frame_inside_numba_or_llvmlite_counts_as_compiling():
@@ -33,7 +36,6 @@ def test_the_signal_is_raised_again_in_the_main_thread_once_out_of_the_compiler(
                 time.sleep(0.01)
     finally:
         signal.signal(signal.SIGINT, previous)
-
 
 
 def test_a_held_signal_is_not_delivered_once_the_work_has_returned():
@@ -62,3 +64,48 @@ def test_a_signal_the_work_swallowed_still_ends_the_job_as_interrupted(capsys):
         job.main([])
     assert stop.value.code == 130
     assert "interrupted: " in capsys.readouterr().err
+
+
+SPINNER = """
+import argparse
+
+import numba
+
+from train.runner.job import Job, Plan
+
+
+@numba.njit(nogil=True)  # as every kernel of the project: the watch thread runs meanwhile
+def spin(n):
+    x = 0
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) % 2147483648
+    return x
+
+
+def work(_):
+    spin(10)  # compiled before the signal comes
+    print("working", flush=True)
+    return spin(10**11)  # minutes in one compiled call: no Python handler runs until it returns
+
+
+JOB = Job(lambda: argparse.ArgumentParser(prog="spinner"), lambda args: Plan(work, kept="a test's nothing"))
+JOB.main([])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_job_deep_in_a_compiled_call_ends_within_seconds_of_a_signal(signum, tmp_path):
+    """The compiled loop never returns to Python: the runner's watch ends the process GRACE seconds after the
+    signal, with 130/143 and what is kept, instead of minutes later."""
+    root = Path(__file__).resolve().parent.parent
+    job = subprocess.Popen([sys.executable, "-c", SPINNER], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)  # fmt: skip
+    assert job.stdout.readline().strip() == "working", job.communicate(timeout=60)
+    time.sleep(0.5)
+    sent = time.monotonic()
+    job.send_signal(signum)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 128 + signum, err
+    assert time.monotonic() - sent < GRACE + 3, err
+    assert "interrupted (inside compiled work): a test's nothing" in err, err

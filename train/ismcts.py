@@ -75,7 +75,7 @@ def make_bot(name: str, game, simulations: int, seed: int):
     import pyspiel  # noqa: F401  (the bot needs the game registered)
     from open_spiel.python.algorithms import ismcts, mcts
 
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(seed % 2**32)  # OpenSpiel's bots take numpy's legacy generator: 32-bit seeds
     if name == "ismcts":
         evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
     else:
@@ -83,7 +83,7 @@ def make_bot(name: str, game, simulations: int, seed: int):
     bot = ismcts.ISMCTSBot(game, evaluator, UCT_C, simulations, random_state=rng)
     # OpenSpiel's default resampler draws from an unseeded sampler: draw the worlds from the bot's own stream,
     # so that a seed gives the same play every time
-    worlds = np.random.RandomState(seed + 1)
+    worlds = np.random.RandomState((seed + 1) % 2**32)
     bot.set_resampler(lambda state, player: state.resample_from_infostate(player, worlds.uniform))
     return bot
 

@@ -17,7 +17,6 @@ from ..runner.cli import (
     MAX_STEPS,
     MAX_UNITS,
     arg,
-    at_least,
     between,
     check_fields,
     deal_count,
@@ -26,6 +25,7 @@ from ..runner.cli import (
     position_count,
     positive_float,
     rollout_count,
+    seed_value,
     settings_command,
     step_count,
 )
@@ -82,7 +82,7 @@ class Args:
         "PPO steps (learner decisions), after distillation if any; 0: distillation only",
         check=between(0, MAX_STEPS),
     )
-    seed: int = arg(0, "seed of the envs, the opponents and the network", check=at_least(0))
+    seed: int = arg(0, "seed of the envs, the opponents and the network", check=seed_value)
     num_envs: int = arg(512, "games played in parallel at each PPO table size", check=between(1, MAX_GAMES))
     vec: str = arg("batch", "'batch' (the batched engine's VecEnv) or 'single' (DummyVecEnv of SingleSeatEnv)")
     n_steps: int = arg(8, "steps per game per PPO rollout", check=between(1, MAX_GAMES))

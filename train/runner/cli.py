@@ -114,6 +114,8 @@ position_count = between(1, MAX_POSITIONS)
 step_count = between(1, MAX_STEPS)
 rollout_count = between(1, MAX_ROLLOUTS)
 game_count = between(1, MAX_GAMES)
+MAX_SEED = 2**32 - 1  # what numpy's legacy generator, Stable-Baselines3's set_random_seed and OpenSpiel's bots take
+seed_value = Number(int, lambda v: 0 <= v <= MAX_SEED, f"a whole number from 0 to {MAX_SEED:,}")
 seconds = Number(float, lambda v: 0 < v <= MAX_SECONDS, f"a number of seconds above 0, at most {MAX_SECONDS:,.0f}")
 
 
@@ -138,7 +140,7 @@ FLAGS = {
         "(e.g. scarne:ranks=3, the small research deck)",
     ),
     "opponents": dict(nargs="+", default=["random"], help="the opponents' pool: agent names"),
-    "seed": dict(type=at_least(0), default=0, help="seed of every random stream of the job"),
+    "seed": dict(type=seed_value, default=0, help="seed of every random stream of the job"),
     "deals": dict(type=deal_count, default=20_000, help="paired deals to evaluate on"),
     "out": dict(default=None, help="folder for the results (default: results/<job>/<settings hash>)"),
     "overwrite": dict(

@@ -14,12 +14,9 @@ holds every module in ``train/`` to this, so a new job inherits the guarantees b
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import signal
 import sys
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +24,7 @@ from typing import Any, Callable
 from .cli import Terminated, command_line, on_sigterm
 from .manifest import Refused
 from .results_folder import results_folder
+from .signals import Deferred, HardStop, compiling, signals_kept
 
 #: What a check may raise to refuse: a bad name or value, a missing or unreadable file, a missing extra.
 REFUSALS = (Refused, ValueError, OSError, ImportError, LookupError)
@@ -82,74 +80,6 @@ class Job:
         return "--out" in flags
 
 
-def compiling(frame) -> bool:
-    """Whether ``frame`` runs inside numba or llvmlite, which a job calls only to compile (a compiled function's
-    own calls have no Python frame): LLVM calls back into Python through ctypes there, and ctypes prints and
-    drops an exception a signal handler raises in such a callback."""
-    while frame is not None:
-        if frame.f_globals.get("__name__", "").startswith(("numba.", "llvmlite.")):
-            return True
-        frame = frame.f_back
-    return False
-
-
-class Deferred:
-    """A signal that came while numba compiled, held until the compiler is left and delivered then; or, when the
-    work returns first, cancelled (:func:`signals_kept` raises the interrupt as the work ends)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.pending: list[int] = []
-
-    def defer(self, signum: int) -> None:
-        """Hold ``signum``; a thread signals the main thread again (its handler runs then) once it leaves the
-        compiler."""
-        main = threading.main_thread().ident
-        with self.lock:
-            self.pending.append(signum)
-
-        def wait():
-            while compiling(sys._current_frames().get(main)):
-                time.sleep(0.05)
-            with self.lock:
-                if signum not in self.pending:
-                    return  # the work has returned: the runner raises the interrupt
-                self.pending.remove(signum)
-                _thread.interrupt_main(signum)
-
-        threading.Thread(target=wait, name="signal after compiling", daemon=True).start()
-
-    def cancel(self) -> None:
-        """Deliver nothing more: the work has returned (the runner raises the interrupt itself)."""
-        with self.lock:
-            self.pending.clear()
-
-
-class SignalsTaken(RuntimeError):
-    """A job replaced the runner's SIGINT or SIGTERM handler: its Ctrl-C would no longer stop it cleanly."""
-
-
-def signals_kept(result, name: str, handler, int_ignored: bool, deferred: Deferred, received: list[int]):
-    """``result``, once the work has left the runner's handler on SIGINT and SIGTERM (a job that ignores or
-    catches them itself cannot be stopped by a person or a scheduler), else :class:`SignalsTaken`. A signal that
-    came during the work interrupts it even when the work returned: a library swallowed the interrupt (werkzeug's
-    server does) or the work ended while the signal was held for the compiler."""
-    deferred.cancel()
-    if received:
-        raise Terminated() if received[-1] == signal.SIGTERM else KeyboardInterrupt()
-    taken = [
-        sig.name
-        for sig in (signal.SIGINT, signal.SIGTERM)
-        if not (sig == signal.SIGINT and int_ignored) and signal.getsignal(sig) is not handler
-    ]
-    if taken:
-        raise SignalsTaken(
-            f"train.{name} replaced the runner's {' and '.join(taken)} handler during its work; the runner owns the "
-            "signals (docs/trust.md): leave them to it"
-        )
-    return result
-
-
 def run(job: Job, argv=None):
     """Run ``job`` with the flags ``argv`` (None: the process's own) as every job runs: see the module."""
     parser = job.parser()
@@ -158,6 +88,7 @@ def run(job: Job, argv=None):
 
     def on_signal(signum, frame):
         received.append(signum)
+        stop.answered += 1
         if compiling(frame):  # raised now, it would vanish in the compiler's ctypes callback: raise it after
             deferred.defer(signum)
             return
@@ -168,6 +99,7 @@ def run(job: Job, argv=None):
     previous_int = signal.getsignal(signal.SIGINT) if ignored else signal.signal(signal.SIGINT, on_signal)
     plan = None
     kept = "nothing is kept; the same command starts again"
+    stop = HardStop(lambda: kept)
     try:
         args = parser.parse_args(argv)
         args.command = command_line(argv)  # the flags as given, for the provenance of what the job writes
@@ -198,6 +130,7 @@ def run(job: Job, argv=None):
         print(f"\ninterrupted: {kept}", file=sys.stderr)
         raise SystemExit(143 if received[-1] == signal.SIGTERM else 130) from None
     finally:
+        stop.close()
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
         if plan is not None and plan.close is not None:

@@ -1,0 +1,139 @@
+"""The conformance test (tests/test_jobs.py) catches a job that breaks the runner's promises by what it does: jobs
+that write outside their folder, ignore signals inside their work, or leave an agent flag unchecked are planted in
+a copy of the project (its train/ and tests/ of its own, everything else linked), the conformance test is run
+there, and it must fail each of them for that reason — and pass a planted job that keeps every promise."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEAD = '''
+    """A planted job: {what}."""
+
+    import signal as sig
+    import time
+    from pathlib import Path
+
+    from .runner.cli import add_flag, add_job_flags, new_parser
+    from .runner.job import Job, Plan
+
+
+    def parser():
+        job = new_parser(__doc__, __name__)
+        add_flag(job, "seed")
+        add_flag(job, "deals", default=10)
+        job.add_argument("--a", default="random", help="an agent")
+        add_job_flags(job, "result.txt", trust=False)
+        return job
+
+
+    def check(args):
+        def work(folder):
+            for _ in range(20):  # a second of work, in steps a signal can end
+                time.sleep(0.05)
+'''
+TAIL = '''
+            return folder.write(folder.path / "result.txt", lambda p: p.write_text(f"{{args.seed}} {{args.a}}"))
+
+        return Plan(work, {{"seed": args.seed, "deals": args.deals, "a": args.a}}, args.out, args.overwrite)
+
+
+    JOB = Job(parser, check, example=("--deals", "20"))
+    main = JOB.main
+'''
+PLANTED = {
+    "zz_planted_good": ("keeps every promise", ""),
+    "zz_planted_strays": (
+        "writes beside its folder and in the working folder",
+        """
+            Path("stray.txt").write_text("a file no flag names")
+            (folder.path.parent / "beside.txt").write_text("next to --out")""",
+    ),
+    "zz_planted_deaf": (
+        "ignores SIGINT and SIGTERM inside its work, and puts the handlers back before it ends",
+        """
+            handlers = {s: sig.getsignal(s) for s in (sig.SIGINT, sig.SIGTERM)}
+            for s in handlers:
+                sig.signal(s, sig.SIG_IGN)
+            time.sleep(2)
+            for s, handler in handlers.items():
+                sig.signal(s, handler)""",
+    ),
+    "zz_planted_unchecked": (
+        "plays the agent --a names without checking the name first",
+        """
+            import agents
+
+            agents.make(args.a, seed=args.seed)""",
+    ),
+}
+#: test of tests/test_jobs.py → the planted job it must fail, and words its failure says
+EXPECTED = {
+    "test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_its_work": {
+        "zz_planted_strays": "stray.txt",
+        "zz_planted_deaf": "set signal handlers itself",
+    },
+    "test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_traceback": {
+        "zz_planted_unchecked": "--a no_such_agent",
+    },
+}
+
+
+def project_copy(where: Path) -> Path:
+    """The project with a train/ and tests/ of its own (its files linked, or copied where they find the project
+    by their own path), the planted jobs in its train/."""
+    copy = where / "project"
+    copy.mkdir()
+    for entry in ROOT.iterdir():
+        if entry.name not in ("train", "tests", ".git", "runs", "results", ".pytest_cache"):
+            (copy / entry.name).symlink_to(entry)
+    (copy / "train").mkdir()
+    for entry in (ROOT / "train").iterdir():
+        if entry.name != "__pycache__":
+            (copy / "train" / entry.name).symlink_to(entry)
+    shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__", "golden"))
+    for name, (what, body) in PLANTED.items():
+        source = textwrap.dedent(HEAD.format(what=what) + body + TAIL.format())
+        (copy / "train" / f"{name}.py").write_text(source)
+    return copy
+
+
+def outcomes(report: Path) -> dict[str, str | None]:
+    """Each test's id → None (passed or skipped) or its failure's message and text."""
+    found = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        failure = case.find("failure")
+        if failure is None:
+            failure = case.find("error")
+        found[case.get("name")] = None if failure is None else f"{failure.get('message')}\n{failure.text}"
+    return found
+
+
+@pytest.mark.slow
+def test_the_conformance_test_fails_planted_jobs_that_break_a_promise_and_passes_one_that_keeps_them(tmp_path):
+    copy = project_copy(tmp_path)
+    report = tmp_path / "report.xml"
+    command = [sys.executable, "-m", "pytest", "tests/test_jobs.py", "-m", "slow or not slow", "-k", "zz_planted",
+               "-p", "no:cacheprovider", f"--junitxml={report}", "-q"]  # fmt: skip
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
+    done = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True, timeout=1200)
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    results = outcomes(report)
+    assert done.returncode == 1, done.stdout[-3000:]  # some tests failed, none crashed the run
+    good = {test: failure for test, failure in results.items() if "[zz_planted_good]" in test}
+    assert len(good) >= 8 and not any(good.values()), {t: f for t, f in good.items() if f}
+    for test, planted in EXPECTED.items():
+        for name, words in planted.items():
+            failure = results.get(f"{test}[{name}]")
+            assert failure is not None, f"{test} passed train.{name}, a job that {PLANTED[name][0]}"
+            assert words in failure, (test, name, failure[-2000:])
