@@ -21,7 +21,7 @@ import numpy as np
 
 from . import batch_kernels
 from .cards import NUM_CARDS, NUM_RANKS, deck
-from .engine import NUM_ACTIONS, PASS, Deal
+from .engine import NUM_ACTIONS, PASS, Deal, EnvOrderError
 from .kernel import DEALER, NOT_LED, PUBLIC, STATE, TO_ACT, WINNER, policy_codes, rule_codes, seed_streams
 from .observation import OBS_DIM, table_template
 from .rules import MAX_PLAYERS, check_count, check_table, make_rules
@@ -74,6 +74,8 @@ def state_of(deal: Deal) -> tuple:
         np.zeros(n),
     )
 
+MAX_GAMES = 1 << 20  # games side by side: ~1 kB each with their observations and streams, a GB at most
+
 
 class BatchEnv:
     """``num_games`` deals of ``num_players`` played side by side; finished deals restart by themselves.
@@ -88,7 +90,7 @@ class BatchEnv:
     """
 
     def __init__(self, num_games: int, num_players: int, rules="scarne", seed: int | None = None):
-        self.num_games = B = check_count("num_games", num_games)
+        self.num_games = B = check_count("num_games", num_games, maximum=MAX_GAMES)
         self.rules = make_rules(rules)
         self.num_players = N = check_table(self.rules, num_players)
         self.games = Games(B, N, seed)
@@ -97,6 +99,7 @@ class BatchEnv:
         self._reported = np.zeros((B, N))  # chips already paid out as rewards
         self._obs = np.zeros((B, OBS_DIM), np.float32)
         self._mask = np.zeros((B, NUM_ACTIONS), np.int8)
+        self._dealt = False  # step() before the first reset() is an order error, not "illegal actions"
 
     def seed(self, seed: int | None) -> None:
         """Restart every game's random stream from ``seed`` (takes effect at the next deal)."""
@@ -130,6 +133,7 @@ class BatchEnv:
             dealers = check_seats("dealers", dealers, B, N)
         batch_kernels.deal_games(B, np.arange(B), owners, dealers, self._rule_codes, self.games.state)
         self._reported[:] = 0.0
+        self._dealt = True
         return self.observe()
 
     # ---- observing ------------------------------------------------------------------------------------
@@ -147,6 +151,8 @@ class BatchEnv:
     def step(self, actions: np.ndarray, active: np.ndarray | None = None):
         """Lead ``actions[b]`` in every game ``b`` (or only where ``active``), then play all forced turns."""
         B = self.num_games
+        if not self._dealt:
+            raise EnvOrderError("step() before reset(): deal the games first")
         actions = np.asarray(actions)
         if actions.shape != (B,) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions must be integers of shape ({B},), got {actions.dtype} {actions.shape}")

@@ -10,7 +10,9 @@ table. Opponents are policies with ``act_batch(obs, mask)`` (any ``agents.Policy
 random leads. Autoreset is gymnasium's ``SAME_STEP``: a step that ends a deal returns the next deal's first
 observation, with no ``final_obs`` (episodes only terminate, so nothing bootstraps from it); ``infos`` carry
 ``deal_score`` (the learner's chips for the finished deal) where a deal ended. ``action_masks()`` gives the
-learner's legal actions, (num_envs, 14) bool.
+learner's legal actions, (num_envs, 14) bool. One difference from ``SingleSeatEnv``: an illegal action there ends
+its episode with reward −1; here it raises a ValueError naming the tables and steps none of them (one batched
+step cannot end some tables early), and a step before ``reset()`` is an ``EnvOrderError``.
 
 It steps SB3's VecEnv underneath, so it needs the training extras (stable-baselines3).
 """

@@ -115,6 +115,14 @@ class SnipSnapState(pyspiel.State):
         left = sorted(set(self._deck) - set(self.pack))
         return [(card, 1.0 / len(left)) for card in left]
 
+    def apply_action(self, action):
+        """OpenSpiel's, except that a negative action (OpenSpiel's kInvalidAction is −1, refused by its C++ before
+        the game sees it) is our IllegalActionError, like every other action the game does not allow."""
+        if int(action) < 0:
+            kind = "chance outcome" if self.is_chance_node() else "action"
+            raise IllegalActionError(f"{kind} {action!r} is negative; legal: {self.legal_actions()}")
+        super().apply_action(action)
+
     def _apply_action(self, action):
         if self.match is not None:
             self.match.apply(int(action))

@@ -14,6 +14,7 @@ checked by :func:`check_num_players`, so one ``Rules`` value serves every table 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,10 +139,10 @@ def make_rules(rules: "str | Rules | None" = "scarne", **overrides) -> Rules:
     if rules is None:
         rules = "scarne"
     if isinstance(rules, str):
-        rules, _, options = rules.partition(":")
+        rules, colon, options = rules.partition(":")
         if rules not in PRESETS:
             raise ValueError(f"unknown rules preset {rules!r}; known presets: {', '.join(PRESETS)}")
-        overrides = {**_parse_options(options), **overrides}
+        overrides = {**(_parse_options(options) if colon else {}), **overrides}
         rules = PRESETS[rules]
     elif not isinstance(rules, Rules):
         raise ValueError(f"rules must be a preset name or a Rules value, got {type(rules).__name__} {rules!r}")
@@ -152,22 +153,25 @@ def _parse_options(text: str) -> dict:
     """``"ranks=3,multi_play=true"`` as option values of each option's type (the default's)."""
     defaults = {f.name: f.default for f in dataclasses.fields(Rules)}
     options: dict = {}
-    for item in filter(None, text.split(",")):
+    for item in text.split(","):  # "scarne:" or "scarne:ranks=3," would be the same rules spelled (keyed) apart
         name, equals, value = item.partition("=")
         name, value = name.strip(), value.strip()
+        if not item.strip():
+            raise ValueError(f"rules options {text!r}: an empty option (nothing after ':' or ','); write ranks=3,...")
         if not equals:
             raise ValueError(f"rules option {item!r} has no value; write <option>=<value>, e.g. ranks=3")
         _check_option_names({name: None})
+        if name in options:
+            raise ValueError(f"rules option {name!r} is given twice in {text!r}")
         kind = type(defaults[name])
         if kind is bool:
             if value.lower() not in ("true", "false"):
                 raise ValueError(f"rules option {name!r} got {value!r}; allowed: true, false")
             options[name] = value.lower() == "true"
         elif kind is int:
-            try:
-                options[name] = int(value)
-            except ValueError:
-                raise ValueError(f"rules option {name!r} got {value!r}; allowed: a whole number") from None
+            if not re.fullmatch(r"[+-]?[0-9]+", value):  # int() also reads other scripts' digits: "١" is 1
+                raise ValueError(f"rules option {name!r} got {value!r}; allowed: a whole number (digits 0-9)")
+            options[name] = int(value)
         else:
             options[name] = value
     return options
@@ -195,10 +199,13 @@ def check_table(rules: Rules, num_players) -> int:
     return num_players
 
 
-def check_count(name: str, value, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is a whole number (Python or numpy, not bool) of at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} got {value!r}; allowed: an integer of at least {minimum}")
+def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number (Python or numpy, not bool) of at least ``minimum``
+    (and at most ``maximum``)."""
+    whole = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not whole or value < minimum or (maximum is not None and value > maximum):
+        allowed = f"of at least {minimum}" if maximum is None else f"from {minimum:,} to {maximum:,}"
+        raise ValueError(f"{name} got {value!r}; allowed: an integer {allowed}")
     return int(value)
 
 

@@ -175,3 +175,22 @@ def test_the_vec_env_refuses_fractions_bools_and_a_bad_lead_values():
     for bad in (-3, 0.5, 2.5, True):
         with pytest.raises(ValueError, match="lead_values"):
             SnipSnapVecEnv(2, 3, seed=0, lead_values=bad)
+
+
+def test_the_vector_env_says_what_is_wrong_before_reset_with_an_illegal_action_and_with_too_many_tables():
+    pytest.importorskip("stable_baselines3")
+    import gymnasium
+
+    from snipsnap_env.gym_vector import SingleSeatVectorEnv
+
+    envs = SingleSeatVectorEnv(num_envs=4, num_players=4)
+    with pytest.raises(EnvOrderError, match="before reset"):
+        envs.step(np.zeros(4, int))
+    envs.reset(seed=0)
+    masks = envs.action_masks()
+    illegal = np.array([int(np.flatnonzero(~row)[0]) for row in masks])
+    with pytest.raises(ValueError, match="illegal actions"):
+        envs.step(illegal)
+    assert (envs.action_masks() == masks).all()  # nothing stepped
+    with pytest.raises(ValueError, match="num_games got 1000000000000; allowed: an integer from 1 to 1,048,576"):
+        gymnasium.make_vec("snipsnap/SingleSeat-v0", num_envs=10**12, vectorization_mode="vector_entry_point")

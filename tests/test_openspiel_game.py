@@ -11,6 +11,7 @@ import pytest
 
 import snipsnap_env
 from snipsnap_env.cards import deal_pack
+from snipsnap_env.engine import IllegalActionError
 
 pyspiel = pytest.importorskip("pyspiel", reason="open-spiel is not installed: pip install -e '.[recipes]'")
 from snipsnap_env import openspiel_game  # noqa: E402  (registers python_snipsnap)
@@ -154,6 +155,8 @@ def test_chance_outcomes_that_are_not_offered_are_refused():
     state = game.new_initial_state()
     with pytest.raises(Exception, match="dealer 7"):
         state.apply_action(7)
+    with pytest.raises(IllegalActionError, match="chance outcome -1 is negative"):  # not OpenSpiel's SpielError
+        state.apply_action(-1)
     state.apply_action(1)
     state.apply_action(10)
     for card in (60, 10):

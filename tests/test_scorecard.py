@@ -119,12 +119,21 @@ def test_a_cell_whose_anchors_are_not_apart_is_left_unscored():
     assert "No overall score" in scorecard.format_markdown(card)
 
 
-def test_anchors_that_are_not_anchors_are_refused_in_one_line(tmp_path, capsys):
+NAN_GAIN = {"random": {"gain": float("nan"), "gain_ci95": 0.1}, "pimc:128": {"gain": 1.0, "gain_ci95": 0.1}}
+
+
+@pytest.mark.parametrize(
+    "cells, words",
+    [({"random_3p": {"random": 1}}, "holds no score card anchors"), ({}, "has no cells"),
+     ({"random_3p": NAN_GAIN}, "random_3p's random has gain nan")],
+    ids=["no gains", "no cells", "NaN gain"],
+)  # fmt: skip
+def test_anchors_that_are_not_anchors_are_refused_in_one_line(cells, words, tmp_path, capsys):
     bad = tmp_path / "anchors.json"
-    bad.write_text(json.dumps({"suite_version": scorecard.SUITE_VERSION, "cells": {"random_3p": {"random": 1}}}))
+    bad.write_text(json.dumps({"suite_version": scorecard.SUITE_VERSION, "cells": cells}))
     with pytest.raises(SystemExit) as refused:
         scorecard.main(["most_copies", "--anchors", str(bad), "--out", str(tmp_path / "card")])
-    assert refused.value.code == 2 and "holds no score card anchors" in capsys.readouterr().err
+    assert refused.value.code == 2 and words in capsys.readouterr().err
     assert not (tmp_path / "card").exists()
 
 

@@ -34,6 +34,7 @@ warning at the top of its card. Writes scorecard.md, .json and .png into ``--out
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -115,9 +116,13 @@ def read_anchors(path: Path = ANCHORS) -> dict:
         if document["suite_version"] != SUITE_VERSION:
             raise ValueError(f"{path} is for suite {document['suite_version']}, not {SUITE_VERSION}: --make-anchors")
         cells = document["cells"]
-        for cell in cells.values():
+        if not isinstance(cells, dict) or not cells:
+            raise ValueError(f"{path} has no cells: --make-anchors")
+        for name_of_cell, cell in cells.items():
             for name in ANCHORED:
-                float(cell[name]["gain"]), float(cell[name]["gain_ci95"])
+                gain, ci95 = float(cell[name]["gain"]), float(cell[name]["gain_ci95"])
+                if not (math.isfinite(gain) and math.isfinite(ci95) and ci95 >= 0):
+                    raise ValueError(f"{path}: cell {name_of_cell}'s {name} has gain {gain} ± {ci95}: --make-anchors")
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         if isinstance(error, ValueError) and str(error).startswith(str(path)):
             raise
