@@ -99,7 +99,7 @@ class BatchEnv:
         self._reported = np.zeros((B, N))  # chips already paid out as rewards
         self._obs = np.zeros((B, OBS_DIM), np.float32)
         self._mask = np.zeros((B, NUM_ACTIONS), np.int8)
-        self._dealt = False  # step() before the first reset() is an order error, not "illegal actions"
+        self._dealt = False  # step() before reset() (or observe()) is an order error, not "illegal actions"
 
     def seed(self, seed: int | None) -> None:
         """Restart every game's random stream from ``seed`` (takes effect at the next deal)."""
@@ -133,7 +133,6 @@ class BatchEnv:
             dealers = check_seats("dealers", dealers, B, N)
         batch_kernels.deal_games(B, np.arange(B), owners, dealers, self._rule_codes, self.games.state)
         self._reported[:] = 0.0
-        self._dealt = True
         return self.observe()
 
     # ---- observing ------------------------------------------------------------------------------------
@@ -145,6 +144,7 @@ class BatchEnv:
             self.num_games, self.to_act, self._template, self._rule_codes, self.games.state, self._obs, self._mask
         )
         self._mask[self.games.public[:, WINNER] >= 0, PASS] = 1
+        self._dealt = True  # games set up by hand (a search's worlds) start here, as reset()'s do
         return self._obs.copy(), self._mask.copy()
 
     # ---- playing --------------------------------------------------------------------------------------

@@ -343,6 +343,8 @@ def watched(name: str, argv: list[str], here: Path, signum: int = 0, after: floa
 
 
 LONG_ENOUGH = 10.0  # seconds of an example's work that are watched (a server's, or a benchmark's, run on)
+STOPS_WITHIN = 10.0  # seconds from a signal to the end: ~1 s here, GRACE (2.5 s) at most for a compiled loop, more
+# only on a loaded machine; a job that ignores the signal runs on for its whole work
 
 
 @pytest.mark.slow
@@ -371,7 +373,7 @@ def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_
         said = f"train.{name} with {signum.name} {after:.2f} s into its work"
         assert stopped.status == 128 + signum, f"{said}: exit {stopped.status}\n{stopped.err[-3000:]}"
         assert "interrupted: " in stopped.err and "Traceback" not in stopped.err, f"{said}: {stopped.err[-3000:]}"
-        assert stopped.answered < 5, f"{said} took {stopped.answered:.1f} s to stop"
+        assert stopped.answered < STOPS_WITHIN, f"{said} took {stopped.answered:.1f} s to stop"
         assert not stopped.outside and not stopped.handlers, (said, stopped.outside, stopped.handlers)
 
 

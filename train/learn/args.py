@@ -21,6 +21,7 @@ from ..runner.cli import (
     check_fields,
     deal_count,
     fraction,
+    learning_rate_value,
     non_negative_float,
     position_count,
     positive_float,
@@ -88,7 +89,7 @@ class Args:
     n_steps: int = arg(8, "steps per game per PPO rollout", check=between(1, MAX_GAMES))
     batch_size: int = arg(2048, "PPO minibatch size", check=between(2, MAX_POSITIONS))
     n_epochs: int = arg(10, "PPO epochs per rollout", check=between(1, 1000))
-    learning_rate: float = arg(3e-3, "Adam learning rate", check=positive_float)
+    learning_rate: float = arg(3e-3, "Adam learning rate", check=learning_rate_value)
     ent_coef: float = arg(0.0, "entropy bonus", check=non_negative_float)
     gamma: float = arg(1.0, "discount (a deal is short and its chips are what counts: 1)", check=fraction)
     gae_lambda: float = arg(0.95, "GAE lambda", check=fraction)
@@ -112,7 +113,7 @@ class Args:
         1, "DAgger rounds after the first: label the positions the learned policy reaches", check=between(0, 100)
     )
     teacher_epochs: int = arg(10, "supervised epochs over the labelled positions per round", check=between(1, 1000))
-    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit", check=positive_float)
+    teacher_learning_rate: float = arg(3e-3, "Adam learning rate of the supervised fit", check=learning_rate_value)
     policy: str = arg(
         "rank_shared", "'mlp' (SB3's MLP) or 'rank_shared' (one network scores every rank: agents.rank_policy)"
     )

@@ -86,6 +86,7 @@ def at_least(minimum: int) -> Number:
 whole = Number(int, lambda v: True, "a whole number")
 positive_float = Number(float, lambda v: v > 0, "a number above 0")
 non_negative_float = Number(float, lambda v: v >= 0, "a number of at least 0")
+learning_rate_value = Number(float, lambda v: 0 < v <= 1, "a number above 0, at most 1 (larger steps diverge to NaN)")
 fraction = Number(float, lambda v: 0 <= v <= 1, "a number from 0 to 1")
 port = Number(int, lambda v: 0 <= v <= 65535, "a port from 1 to 65535, or 0 for any free port")
 MAX_WORLDS = 4096  # a search's sampled worlds per lead: far past where more stop helping, within memory

@@ -130,6 +130,7 @@ def run(job: Job, argv=None):
         print(f"\ninterrupted: {kept}", file=sys.stderr)
         raise SystemExit(143 if received[-1] == signal.SIGTERM else 130) from None
     finally:
+        deferred.cancel()  # however the job ended, a signal held for the compiler is not delivered after it
         stop.close()
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
