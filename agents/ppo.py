@@ -237,6 +237,14 @@ class PPOPolicy(Policy):
         self._refuse_unseen(obs)
         return obs if self._columns is None else obs[:, self._columns]
 
+    def check_table(self, rules, num_players: int) -> None:
+        """A ValueError, before any play, when the table's rules set a column of an option added after the model
+        was trained (what :meth:`_refuse_unseen` would find at the first lead)."""
+        from snipsnap_env.observation import table_template
+        from snipsnap_env.rules import make_rules
+
+        self._refuse_unseen(table_template(make_rules(rules), num_players)[None, :].astype(np.float32))
+
     def _refuse_unseen(self, obs: np.ndarray) -> None:
         """A ValueError when ``obs`` sets a column of a rule option added after the model was trained."""
         if self._unseen and obs[:, self._unseen_at].any():

@@ -206,3 +206,29 @@ def test_the_docstring_tables_are_the_layout_itself():
         at += size
     assert at == OBS_DIM
     assert index_table(state.__doc__) == [(0, "hands", state.HANDS_DIM), (state.HANDS_DIM, "observation", OBS_DIM)]
+
+
+@pytest.mark.parametrize(
+    "job, flags",
+    [
+        ("evaluate", ["--candidates", "{model}", "--deals", "20"]),
+        ("evaluate", ["--candidates", "random", "--opponents", "{model}", "--deals", "20"]),
+        ("mixed", ["--agents", "{model}", "random", "--deals", "20"]),
+        ("ladder", ["--candidates", "{model}", "--opponents", "random", "--deals", "20"]),
+        ("league", ["--agents", "{model}", "random", "--deals", "10", "--tables", "1"]),
+        ("matrix", ["--agents", "{model}", "--opponents", "random", "--deals", "20"]),
+    ],
+)
+def test_a_job_refuses_a_model_its_tables_rules_would_stop_before_any_folder(job, flags, tmp_path, capsys):
+    """A model saved before a rule option, at a table that uses it: one line and exit 2 before the folder exists
+    (it used to fail at the first lead, mid-work, with a traceback and a folder left)."""
+    import importlib
+
+    older = as_saved_before(MODELS / "ppo_distilled_scarne.zip", NEW_COLUMN, tmp_path / "older.zip")
+    argv = [flag.format(model=f"ppo:{older}") for flag in flags]
+    argv += ["--players", "4", "--rules", "earl_of_coventry", "--out", str(tmp_path / "out"), "--no-progress"]
+    with pytest.raises(SystemExit) as refused:
+        importlib.import_module(f"train.{job}").main(argv)
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "trained before this version's rules: opening six" in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

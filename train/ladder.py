@@ -122,7 +122,8 @@ def check(args) -> Plan:
         refuse_repeats(flag, getattr(args, flag))
     settings = {key: getattr(args, key) for key in ("players", "opponents", "candidates", "rules", "deals", "seed")}
     pools = [name for pool in args.opponents for name in pool.split("+")]
-    settings["models"] = model_files(made([*args.candidates, *pools], args.trust_model))
+    tables = [(args.rules, n) for n in args.players]
+    settings["models"] = model_files(made([*args.candidates, *pools], args.trust_model, tables))
     if args.variance_reduction:  # only then: plain ladders keep their settings
         settings["variance_reduction"] = args.variance_reduction
 

@@ -237,7 +237,7 @@ def check(args) -> Plan:
         tuple(args.agents), tuple(args.players), args.rules, args.deals, args.tables, args.seed, args.trust_model
     )
     require_ray(args)
-    models = model_files(made(args.agents, args.trust_model))
+    models = model_files(made(args.agents, args.trust_model, [(args.rules, n) for n in args.players]))
     key = {name: value for name, value in asdict(settings).items() if name != "trust_model"} | {"models": models}
     key["play_version"] = PLAY_VERSION  # a folder of tables played another way is another league, never resumed
     runner = start_runner(args)

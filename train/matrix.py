@@ -361,7 +361,8 @@ def check(args) -> Plan:
     if settings.train:
         require("train", "torch", "stable_baselines3", "sb3_contrib", "safetensors")
     pools = [name for cell in settings.cells() for name in cell.pool]
-    models = model_files(made([*settings.agents, *pools], args.trust_model))
+    tables = {(cell.rules, cell.players) for cell in settings.cells()}
+    models = model_files(made([*settings.agents, *pools], args.trust_model, sorted(tables)))
     require_ray(args)
     record = json.loads(json.dumps(asdict(settings))) | {"models": models}
     del record["trust_model"]

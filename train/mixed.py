@@ -31,7 +31,7 @@ def check(args) -> Plan:
     if len(args.agents) > args.players:
         raise Refusal(f"--agents names {len(args.agents)} agents for a table of {args.players} (--players)")
     settings = {key: getattr(args, key) for key in ("agents", "players", "rules", "deals", "seed")}
-    settings["models"] = model_files(made(args.agents, args.trust_model))
+    settings["models"] = model_files(made(args.agents, args.trust_model, [(args.rules, args.players)]))
 
     def work(folder) -> dict:
         table = play_mixed(

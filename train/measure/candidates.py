@@ -43,9 +43,20 @@ def model_files(policies: dict) -> dict[str, str]:
     return {spec: sha256(path) for spec, path in paths.items() if path is not None}
 
 
-def made(specs, trust_model: bool = False) -> dict:
-    """Each of ``specs`` made once (seed 0), so that a bad name or model file is refused before any work."""
-    return {spec: make_candidate(spec, 0, trust_model=trust_model) for spec in dict.fromkeys(specs)}
+def made(specs, trust_model: bool = False, tables=()) -> dict:
+    """Each of ``specs`` made once (seed 0), so that a bad name or model file is refused before any work — and a
+    model that cannot play one of ``tables`` ((rules, players) pairs: a rule option added after it was trained)."""
+    policies = {spec: make_candidate(spec, 0, trust_model=trust_model) for spec in dict.fromkeys(specs)}
+    check_tables(policies.values(), tables)
+    return policies
+
+
+def check_tables(policies, tables) -> None:
+    """A ValueError naming the model and the option when one of ``policies`` cannot play one of ``tables``."""
+    for policy in policies:
+        if hasattr(policy, "check_table"):
+            for rules, players in tables:
+                policy.check_table(rules, players)
 
 
 def add_variance_flag(job) -> None:

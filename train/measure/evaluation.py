@@ -12,7 +12,7 @@ from snipsnap_env.rules import check_num_players, check_rules_spec
 
 from ..runner.cli import deal_count, progress_bar
 from ..runner.results_folder import csv_of, pyplot, results_folder
-from .candidates import made, make_candidate, model_files
+from .candidates import check_tables, made, make_candidate, model_files
 from .paired import PairedDeals, Row, play_candidates, summarise
 
 
@@ -106,6 +106,7 @@ def prepare(
     check_rules_spec(rules)
     candidates = [name for name in references if name not in candidates] + list(candidates)
     policies = {spec: make_candidate(spec, seed, tuple(opponents), trust_model) for spec in candidates}
+    check_tables(policies.values(), [(rules, num_players)])
     settings = {
         "candidates": list(candidates),
         "opponents": list(opponents),
@@ -114,7 +115,7 @@ def prepare(
         "deals": deals,
         "seed": seed,
         "references": list(references),
-        "models": model_files(policies | made(opponents, trust_model)),
+        "models": model_files(policies | made(opponents, trust_model, [(rules, num_players)])),
     }
     if variance_reduction:  # only then: the folders of plain evaluations keep their settings
         settings["variance_reduction"] = variance_reduction
