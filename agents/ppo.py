@@ -181,8 +181,10 @@ class PPOPolicy(Policy):
             self._actor = NumpyActor(self._network, self._columns)
         else:
             self._actor = _actor_of(self.path, arrays, meta, self._columns)
-        # __call__'s one compiled call: nothing to warn of or refuse per decision, greedy with ties drawn
-        self._single_fast = deterministic and ties == "random" and not warns and not self._unseen
+        # __call__'s one compiled call: nothing to warn of per decision, greedy with ties drawn (a model saved before
+        # a rule option too: the kernel's network weighs the option's columns 0, and a table that sets them is
+        # left to the general path, which refuses it)
+        self._single_fast = deterministic and ties == "random" and not warns
 
     @property
     def network(self):
@@ -293,7 +295,8 @@ class PPOPolicy(Policy):
         if self._single_fast:
             obs = np.asarray(observation["observation"], np.float32)
             mask = np.asarray(observation["action_mask"])
-            if obs.shape == (OBS_DIM,) and mask.shape == (NUM_ACTIONS,):
+            unseen = self._unseen and obs.shape == (OBS_DIM,) and obs[self._unseen_at].any()
+            if obs.shape == (OBS_DIM,) and mask.shape == (NUM_ACTIONS,) and not unseen:
                 action = self._actor.decide_one(obs, mask, self.rng, _HAS_TORCH)
                 if action is not None:
                     return action

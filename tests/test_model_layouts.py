@@ -232,3 +232,29 @@ def test_a_job_refuses_a_model_its_tables_rules_would_stop_before_any_folder(job
     err = capsys.readouterr().err
     assert refused.value.code == 2 and "trained before this version's rules: opening six" in err, err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_model_saved_before_a_rule_option_keeps_the_one_call_aec_decision(tmp_path):
+    """The AEC env's decision stays one compiled call for an older model (it used to fall back to the general
+    path, twice as slow, while kernel_playable() said True), with the same choices; a table that sets the
+    option is still refused."""
+    older = PPOPolicy(as_saved_before(MODELS / "ppo_distilled_scarne.zip", NEW_COLUMN, tmp_path / "older.zip"))
+    current = PPOPolicy(MODELS / "ppo_distilled_scarne.zip")
+    assert older._single_fast and older.kernel_playable()
+    env = snipsnap_env.env(num_players=4)
+    env.reset(seed=5)
+    for agent in env.agent_iter(200):
+        observation, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        older.reseed(1), current.reseed(1)
+        action = older(observation)
+        assert action == current(observation)
+        env.step(action)
+    env = snipsnap_env.env(num_players=4, rules="earl_of_coventry")
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="trained before this version's rules: opening six"):
+        for _ in range(50):
+            observation = env.last()[0]
+            env.step(older(observation))
