@@ -108,3 +108,38 @@ def test_the_default_trainings_time_and_length_read_the_same_everywhere():
     rollout = args.num_envs * len(args.ppo_players) * args.n_steps
     runs = -(-args.total_timesteps // rollout) * rollout
     assert f"{runs:,} lead choices" in " ".join(main_paragraph.split()), runs
+
+
+def test_every_observation_size_written_in_the_docs_is_the_encoders():
+    """Sizes are written out in prose and shapes across the docs: each one must be today's (a rule option grows
+    the observation, and a stale number is the first thing a newcomer copies)."""
+    from snipsnap_env.state import HANDS_DIM, STATE_DIM
+
+    written = []
+    for page in [*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]:
+        text = page.read_text()
+        written += [(page.name, int(n), OBS_DIM) for n in re.findall(r'"observation": \((\d+),\)', text)]
+        written += [(page.name, int(n), OBS_DIM) for n in re.findall(r"observation tensor is the env's (\d+)", text)]
+        written += [(page.name, int(n), STATE_DIM) for n in re.findall(r"(\d+)-column critic state", text)]
+    source = (ROOT / "snipsnap_env" / "state.py").read_text()
+    said = re.findall(r"STATE_DIM = HANDS_DIM \+ OBS_DIM  # (\d+)", source)
+    written += [("state.py", int(n), STATE_DIM) for n in said]
+    written += [("state.py", int(n), HANDS_DIM) for n in re.findall(r"gives \((\d+),\) or \(B, \d+\)", source)]
+    assert len(written) >= 4, written
+    wrong = [(page, said, size) for page, said, size in written if said != size]
+    assert not wrong, f"sizes written that are not the encoder's (page, written, actual): {wrong}"
+
+
+def test_the_recipe_for_a_rules_option_names_files_and_names_that_exist():
+    """docs/design.md's checklist for a new rules option: every file it names exists and holds the name it says."""
+    page = (ROOT / "docs" / "design.md").read_text()
+    checklist = page[page.index("**The checklist today**") : page.index("What follows by itself")]
+    checked, path = [], None
+    for token in re.findall(r"`([^`]+)`", checklist):  # each name belongs to the file named last before it
+        if re.fullmatch(r"(snipsnap_env|docs|tests)/[\w/]+\.\w+", token):
+            path = token
+            assert (ROOT / path).exists(), f"docs/design.md's checklist names {path}, which does not exist"
+        elif path and re.fullmatch(r"[A-Za-z_]\w*", token) and (token.isupper() or "_" in token):
+            assert token in (ROOT / path).read_text(), f"docs/design.md's checklist says {path} holds {token}"
+            checked.append(token)
+    assert len(checked) >= 6, checked
