@@ -5,7 +5,8 @@ guarantees without being named here.
 - a refusal (bad ``--players``, an unknown agent, a size over its bound, a bad ``--out``) is one line and exit
   status 2, and leaves no folder, lock or file behind;
 - ``--out`` at a file, ``.``, a folder of someone else's files, a folder whose ``.lock`` or ``manifest.json`` is a
-  link, or a folder of another job (``--overwrite`` or not) is refused, and the files there stay as they were;
+  link, a folder of another job or one inside it (``--overwrite`` or not) is refused, and the files there stay as
+  they were;
 - SIGINT and SIGTERM during the work end the job with 130 and 143, saying what is kept, with no traceback;
 - the same seeded command writes the same bytes twice (wall time only in provenance.json);
 - ``--overwrite`` replaces the job's own files, never another's;
@@ -219,6 +220,7 @@ def test_out_that_is_not_the_jobs_own_is_refused_and_left_as_it_was(name, here, 
         (lock, "symbolic link"),
         (listed, "symbolic link"),
         (training, "train_ppo"),
+        (training / "sub", "inside"),  # inside another job's folder: its files would be neither its own nor ours
     ]:
         for overwrite in ([], ["--overwrite"]):
             assert_refused(name, [*base, "--out", str(out), *overwrite], capsys, before, here, words)
@@ -450,3 +452,10 @@ def remove_new(folder: Path, before: set[str]) -> None:
     for path in folder.iterdir():
         if path.name not in before:
             shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def test_a_manifest_json_that_is_not_a_jobs_does_not_fence_off_the_folders_below_it(here, capsys):
+    """A web app's manifest.json above the working folder names no job: --out below it is the user's to choose."""
+    (here / "manifest.json").write_text('{"name": "my web app", "icons": []}')
+    argv = [*example("evaluate", here), "--out", str(here / "results" / "mine"), "--no-progress"]
+    assert run("evaluate", argv, capsys)[0] == 0

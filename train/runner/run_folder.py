@@ -11,7 +11,7 @@ import re
 import warnings
 from pathlib import Path
 
-from .manifest import BOOKKEEPING, LOCK_FILE, Manifest, Refused, UntrustedFile
+from .manifest import BOOKKEEPING, LOCK_FILE, MANIFEST_FILE, Manifest, Refused, UntrustedFile
 
 SETTINGS_FILE = "args.json"
 #: Settings a resumed (or reused) run may change; every other one must match the run's recorded settings.
@@ -98,6 +98,20 @@ def _differences(differences: list[str]) -> str:
     return "; ".join(shown) + (f"; and {len(rest)} more: {', '.join(rest[:8])}" if rest else "")
 
 
+def enclosing_folder(path: Path) -> tuple[Path, str] | None:
+    """The nearest folder above ``path`` that one of our jobs keeps, and that job: its manifest.json names one
+    (a web app's manifest.json higher up is not ours, and does not count)."""
+    for parent in Path(os.path.realpath(path)).parents:
+        if (parent / MANIFEST_FILE).is_file():
+            try:
+                owner = Manifest(parent).owner()
+            except UntrustedFile:
+                owner = None
+            if owner:
+                return parent, owner
+    return None
+
+
 def open_lock(path: Path):
     """The folder's lock file, opened for reading and writing without following a symbolic link (a planted link
     would have the job write its PID into the file it points to)."""
@@ -168,6 +182,12 @@ class RunFolder:
         reads only, so that a refused job leaves no trace."""
         if self.path.exists() and not self.path.is_dir():
             raise FolderTaken(f"{self.path} is a file, not a folder; choose another {self._name_flag}")
+        enclosing = enclosing_folder(self.path)
+        if enclosing is not None:
+            raise FolderTaken(
+                f"{self.path} is inside {enclosing[0]}, a folder train.{enclosing[1]} keeps: no job writes into "
+                f"another's folder; choose another {self._name_flag} outside it"
+            )
         for name in BOOKKEEPING:
             if (self.path / name).is_symlink():
                 raise FolderTaken(
