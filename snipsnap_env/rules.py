@@ -84,6 +84,10 @@ class Rules:
     ranks: int = FULL_DECK_RANKS
 
     def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # numpy's numbers are options too, stored as Python's (one hash)
+            value = getattr(self, field.name)
+            if isinstance(value, (np.integer, np.bool_)):
+                object.__setattr__(self, field.name, value.item())
         for name, allowed in CHOICES.items():
             _check_choice(name, getattr(self, name), allowed, bool_only=isinstance(allowed[0], bool))
         if (

@@ -98,3 +98,13 @@ def test_the_aec_env_plays_small_decks_within_the_rules(players, ranks):
             env.step(int(rng.choice(legal)))
         match = env.unwrapped.match
         assert sum(match.chips) == players * match.rules.starting_chips  # zero-sum
+
+
+def test_numpy_numbers_are_rules_options_as_python_numbers_are():
+    """As num_players and seeds take numpy's whole numbers, so do the rules (stored as Python's: one hash)."""
+    import numpy as np
+
+    rules = make_rules(ranks=np.int64(4), multi_play=np.bool_(True))
+    assert rules == make_rules(ranks=4, multi_play=True) and type(rules.ranks) is int
+    with pytest.raises(ValueError, match="'ranks' got np.float64"):
+        make_rules(ranks=np.float64(4))
