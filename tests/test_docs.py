@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,9 +57,6 @@ def test_the_readme_is_a_short_front_door_whose_links_all_work():
 
 def test_the_docs_site_builds_strictly(tmp_path):
     """A broken link, a page missing from the nav or a missing file fails the build (mkdocs.yml: strict)."""
-    import subprocess
-    import sys
-
     if subprocess.run([sys.executable, "-m", "mkdocs", "--version"], capture_output=True).returncode:
         pytest.skip('mkdocs is not installed (it comes with the docs extra: pip install -e ".[docs]")')
     build = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")]
@@ -143,3 +143,13 @@ def test_the_recipe_for_a_rules_option_names_files_and_names_that_exist():
             assert token in (ROOT / path).read_text(), f"docs/design.md's checklist says {path} holds {token}"
             checked.append(token)
     assert len(checked) >= 6, checked
+
+
+def test_the_readmes_quick_start_runs_as_written_and_shows_the_deals_chips():
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("## Quick start")
+    code = readme[readme.index("```python\n", start) + len("```python\n") : readme.index("```\n", start + 20)]
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    chips = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert len(chips) == 6 and sum(chips.values()) == 0 and any(chips.values()), chips
