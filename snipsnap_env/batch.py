@@ -74,6 +74,7 @@ def state_of(deal: Deal) -> tuple:
         np.zeros(n),
     )
 
+
 MAX_GAMES = 1 << 20  # games side by side: ~1 kB each with their observations and streams, a GB at most
 
 

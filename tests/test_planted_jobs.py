@@ -42,7 +42,7 @@ HEAD = '''
             for _ in range(20):  # a second of work, in steps a signal can end
                 time.sleep(0.05)
 '''
-TAIL = '''
+TAIL = """
             return folder.write(folder.path / "result.txt", lambda p: p.write_text(f"{{args.seed}} {{args.a}}"))
 
         return Plan(work, {{"seed": args.seed, "deals": args.deals, "a": args.a}}, args.out, args.overwrite)
@@ -50,7 +50,7 @@ TAIL = '''
 
     JOB = Job(parser, check, example=("--deals", "20"))
     main = JOB.main
-'''
+"""
 PLANTED = {
     "zz_planted_good": ("keeps every promise", ""),
     "zz_planted_strays": (
