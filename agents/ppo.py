@@ -295,8 +295,8 @@ class PPOPolicy(Policy):
         if self._single_fast:
             obs = np.asarray(observation["observation"], np.float32)
             mask = np.asarray(observation["action_mask"])
-            unseen = self._unseen and obs.shape == (OBS_DIM,) and obs[self._unseen_at].any()
-            if obs.shape == (OBS_DIM,) and mask.shape == (NUM_ACTIONS,) and not unseen:
+            shaped = obs.shape == (OBS_DIM,) and mask.shape == (NUM_ACTIONS,)
+            if shaped and not (self._unseen and obs[self._unseen_at].any()):  # a table to refuse: the general path
                 action = self._actor.decide_one(obs, mask, self.rng, _HAS_TORCH)
                 if action is not None:
                     return action

@@ -35,7 +35,7 @@ class Report:
     while the job ran), ``"unsent"`` (the work ended first) — with the seconds from the signal to the end."""
 
     status: int
-    err: str
+    err: str = ""
     outside: list[str] = field(default_factory=list)
     handlers: list[str] = field(default_factory=list)
     worked: float = 0.0
@@ -59,7 +59,7 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
     report = scratch / "report.json"
     if not report.exists():  # the watchdog fired, or the process died before it could report
         raise AssertionError(f"train.{name} {argv} did not finish (exit {done.returncode}):\n{done.stderr[-4000:]}")
-    return Report(**{**json.loads(report.read_text()), "err": done.stderr})
+    return Report(**json.loads(report.read_text()), err=done.stderr)
 
 
 # --- in the watched process -----------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def _child(spec_path: str) -> None:
         report["fate"], report["answered"] = "handled", finish - sent[0]
     sys.stderr.flush()
     faulthandler.cancel_dump_traceback_later()
-    Path(spec["report"]).write_text(json.dumps({**report, "status": status, "err": ""}))
+    Path(spec["report"]).write_text(json.dumps({**report, "status": status}))
 
 
 if __name__ == "__main__":

@@ -99,10 +99,16 @@ def run(name: str, argv: list[str], capsys) -> tuple[int, str]:
 def assert_refused(name: str, argv: list[str], capsys, before: set[str], where: Path, words: str = "") -> None:
     """Exit status 2, one line naming the job, and nothing new in ``where``."""
     status, err = run(name, argv, capsys)
+    assert_a_refusal(name, argv, status, err, before, where)
+    assert words.lower() in err.lower(), err
+
+
+def assert_a_refusal(name: str, argv: list[str], status: int, err: str, before: set[str], where: Path) -> None:
+    """What ``python -m train.<name> argv`` ended with is a refusal: exit 2, one line naming the job, no traceback,
+    nothing new in ``where``."""
     lines = [line for line in err.splitlines() if line.strip()]
     assert status == 2, (name, argv, status, err)
     assert len(lines) == 1 and lines[0].startswith(f"python -m train.{name}: error: "), err
-    assert words.lower() in err.lower(), err
     assert "Traceback" not in err
     assert listing(where) == before, f"train.{name} {argv} left {listing(where) - before}"
 
@@ -433,12 +439,8 @@ def test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_t
     for argv in bad_commands(name, base):
         argv = with_out(name, argv, here / "o")
         accepted, status, err = _accepted(name, argv, capsys)
-        said = f"train.{name} {' '.join(argv)}: exit {status} {err[-1500:]}"
         if not accepted:
-            lines = [line for line in err.splitlines() if line.strip()]
-            assert status == 2 and "Traceback" not in err, said
-            assert len(lines) == 1 and lines[0].startswith(f"python -m train.{name}: error: "), said
-            assert listing(here) == before, f"{said} left {listing(here) - before}"
+            assert_a_refusal(name, argv, status, err, before, here)
             continue
         remove_new(here, before)  # the checks opened the folder: the watched run starts from nothing
         done = watched(name, argv, here, signal.SIGINT, LONG_ENOUGH)
