@@ -156,6 +156,13 @@ def test_one_flag_name_means_one_thing_in_every_job(name):
             assert type(flags[flag]) is type(argparse.ArgumentParser().add_argument(flag, **shared)), (name, flag)
 
 
+@pytest.mark.parametrize("name", NAMES)  # the slow jobs too: help is instant
+def test_help_prints_and_exits_0(name, capsys):
+    # argparse %-formats every help text: a bare "%" ("15-25% from") crashed train_ppo --help with a TypeError
+    status, err = run(name, ["--help"], capsys)
+    assert (status, err) == (0, ""), (name, status, err)
+
+
 @pytest.mark.parametrize("name", jobs())
 def test_bad_players_unknown_agents_and_sizes_over_their_bound_are_one_line_refusals(name, here, capsys):
     base = flags_only(name, here.parent)

@@ -51,11 +51,11 @@ from .runner.cli import (
     add_job_flags,
     deal_count,
     new_parser,
-    progress_bar,
     step_count,
     worlds,
 )
 from .runner.job import Job, Plan, Refusal
+from .runner.parts_bar import Part, PartsBar
 from .runner.manifest import sha256
 from .runner.results_folder import pyplot, read_json
 
@@ -178,6 +178,48 @@ def trained_rules(agent: str, policy) -> str | None:
     return rules if isinstance(rules, str) and rules != RULES else None
 
 
+def card_parts(deals: int, exploit_deals: int) -> list[Part]:
+    """The card's parts in the order they are played: by table size, so that every kind of part (each kind of
+    cell, the exploitability search, the league) is met early and the bar's time left is measured from it."""
+    parts = []
+    for players in PLAYERS:
+        parts += [Part(f"{kind} {players}p", kind, deals, players) for kind in POOLS]
+        if players in EXPLOIT_PLAYERS:
+            parts.append(Part(f"exploit {players}p", "exploit", exploit_deals, players))
+        if players == min(LEAGUE_PLAYERS):  # one part, every size of the league
+            parts.append(Part("league", "league", 1))
+    return parts
+
+
+def exploit_entry(agent: str, players: int, exploit_deals: int, exploit_samples: int, seed: int, trust: bool,
+                  progress: bool, learned: LearnedExploit | None) -> dict:  # fmt: skip
+    """The card's exploitability row at one table size."""
+    responder = None if learned is None else exploit.learned_response(
+        agent, players, RULES, learned.steps, learned.start, seed, learned.runs, progress, exploit_samples,
+        TEACHER_POSITIONS, trust,
+    )  # fmt: skip
+    found = exploit.exploitability(
+        agent, players, RULES, exploit_deals, exploit_samples, seed, trust_model=trust, responder=responder
+    )
+    entry = {"players": players, "gain": found["exploitability"], "gain_ci95": found["exploitability_ci95"]}
+    entry |= exploit.response_record(responder) if responder else {}
+    if found["exploitability_by_advantages"] is not None:  # the narrower estimate, on the same play
+        entry |= {"by_advantages": found["exploitability_by_advantages"]}
+        entry |= {"by_advantages_ci95": found["exploitability_by_advantages_ci95"]}
+    return entry
+
+
+def league_places(agent: str, league_deals: int, seed: int, trust: bool) -> dict:
+    """The agent's place in the card's small league, by table size."""
+    pool = tuple(dict.fromkeys((*LEAGUE_POOL, agent)))
+    settings = league.Settings(pool, LEAGUE_PLAYERS, "scarne", league_deals, 2 * len(pool), seed, trust)
+    tables = [league.play_table(settings, *unit) for unit in settings.units()]
+    return {
+        players: {"place": [r["agent"] for r in board].index(agent) + 1, "of": len(board), "board": board}
+        for players, board in league.by_size(settings, tables).items()
+    }
+
+
 def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, league_deals: int, seed: int,
               variance_reduction: int = 0, trust: bool = False, progress: bool = True,
               anchors_file: Path = ANCHORS, learned: LearnedExploit | None = None) -> dict:  # fmt: skip
@@ -185,54 +227,34 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     searched)."""
     anchors = read_anchors(anchors_file)
     cells = [(kind, n) for kind in POOLS for n in PLAYERS]
-    units = len(cells) + len(EXPLOIT_PLAYERS) + 1
     other_rules = trained_rules(agent, made([agent], trust)[agent])
     if other_rules:  # said before the work, and again at the top of the card
         print(f"warning: {agent} was trained on the {other_rules} rules; this suite plays {RULES}", flush=True)
     if progress:
         print(f"score card of {agent}: {len(cells)} cells of {deals:,} paired deals, exploitability at "
               f"{len(EXPLOIT_PLAYERS)} sizes, a league at {len(LEAGUE_PLAYERS)}", flush=True)  # fmt: skip
-    bar = progress_bar(total=units, desc="score card", unit="part", disable=not progress)
+    found = {}  # each part's result, by kind and table size: the card lists them in its own order
+    for part in PartsBar(card_parts(deals, exploit_deals), "score card", disable=not progress):
+        kind, players = part.kind, part.what
+        if kind == "league":
+            found[kind] = league_places(agent, league_deals, seed, trust)
+        elif kind == "exploit":
+            found[kind, players] = exploit_entry(agent, players, exploit_deals, exploit_samples, seed, trust,
+                                                 progress, learned)  # fmt: skip
+        else:
+            found[kind, players] = paired_gains(agent, kind, players, deals, seed + players, variance_reduction, trust)
     rows, per_deal = [], {}
     for kind, players in cells:
-        bar.set_postfix_str(f"{kind} {players}p")
         row = {"opponents": kind, "players": players}
-        gained = paired_gains(agent, kind, players, deals, seed + players, variance_reduction, trust)
-        per_deal[f"{kind}_{players}p"] = gained
+        gained = per_deal[f"{kind}_{players}p"] = found[kind, players]
         row |= dict(zip(("gain", "gain_ci95"), mean_ci(gained)))
         anchor = anchors.get(f"{kind}_{players}p")
         if anchor is not None and scored(anchor):
             scale = 100 / anchor["pimc:128"]["gain"]
             row |= {"score": score(row["gain"], anchor), "score_ci95": scale * row["gain_ci95"]}
         rows.append(row)
-        bar.update(1)
-    exploits = []
-    for players in EXPLOIT_PLAYERS:
-        bar.set_postfix_str(f"exploit {players}p")
-        responder = None if learned is None else exploit.learned_response(
-            agent, players, RULES, learned.steps, learned.start, seed, learned.runs, progress, exploit_samples,
-            TEACHER_POSITIONS, trust,
-        )  # fmt: skip
-        found = exploit.exploitability(
-            agent, players, RULES, exploit_deals, exploit_samples, seed, trust_model=trust, responder=responder
-        )
-        entry = {"players": players, "gain": found["exploitability"], "gain_ci95": found["exploitability_ci95"]}
-        entry |= exploit.response_record(responder) if responder else {}
-        if found["exploitability_by_advantages"] is not None:  # the narrower estimate, on the same play
-            entry |= {"by_advantages": found["exploitability_by_advantages"]}
-            entry |= {"by_advantages_ci95": found["exploitability_by_advantages_ci95"]}
-        exploits.append(entry)
-        bar.update(1)
-    bar.set_postfix_str("league")
-    pool = tuple(dict.fromkeys((*LEAGUE_POOL, agent)))
-    settings = league.Settings(pool, LEAGUE_PLAYERS, "scarne", league_deals, 2 * len(pool), seed, trust)
-    tables = [league.play_table(settings, *unit) for unit in settings.units()]
-    places = {
-        players: {"place": [r["agent"] for r in board].index(agent) + 1, "of": len(board), "board": board}
-        for players, board in league.by_size(settings, tables).items()
-    }
-    bar.update(1)
-    bar.close()
+    exploits = [found["exploit", players] for players in EXPLOIT_PLAYERS]
+    places = found["league"]
     overall = overall_score(per_deal, anchors, seed)
     anchored = [f"{kind}_{n}p" for kind, n in cells if POOLS[kind] is not None]
     unscored = [cell for cell in anchored if cell not in overall["cells"]]

@@ -165,7 +165,7 @@ class Args:
     progress: bool = arg(True, "show a progress bar")
     threads: int = arg(
         1,
-        "torch CPU threads (1: the update gains 15-25% from a second thread alone, and beside another busy process "
+        "torch CPU threads (1: the update gains 15-25%% from a second thread alone, and beside another busy process "
         "two threads made a third of the speed: docs/speed.md)",
         check=between(1, 256),
     )

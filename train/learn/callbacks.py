@@ -111,27 +111,78 @@ class AtomicCheckpoints(_callback_base()):
 class TrainingBar(_callback_base()):
     """The run's progress in PPO steps (the learner's lead choices) as a plain tqdm bar that reads in 80
     columns (SB3's own bar, drawn by rich, showed no count, time or rate there); the details go on one line
-    before it."""
+    before it.
+
+    A step costs its collection *and* its share of the PPO update that learns from it, and the update is the
+    larger part: a bar counting collected steps alone froze through every update and its ETA left out most of
+    the work. So each rollout's steps are spread over both phases, in the shares of time the phases have taken
+    so far (half and half until one rollout is done): the bar moves with every environment step and every
+    optimiser step, is exact at each rollout's end, and its count grows in proportion to time, which is what
+    makes the ETA (the average rate since the start) hold."""
 
     def __init__(self, label: str, details: str):
         super().__init__()
         self.label, self.details, self.bar = label, details, None
+        self.times = {"collect": 0.0, "update": 0.0}  # seconds each phase took over the finished rollouts
+        self.phase, self.since, self.done, self.hook = None, 0.0, 0.0, None
 
     def _on_training_start(self) -> None:
         remaining = self.locals["total_timesteps"] - self.model.num_timesteps  # what learn() still has to do
-        rollout = self.model.n_envs * self.model.n_steps  # PPO stops after the rollout that reaches the total
-        self.remaining = -(-remaining // rollout) * rollout
-        print(f"{self.details} ({self.model.num_timesteps + self.remaining:,} in whole rollouts of {rollout:,})",
-              flush=True)  # fmt: skip
+        self.rollout = self.model.n_envs * self.model.n_steps  # PPO stops after the rollout that reaches the total
+        self.remaining = -(-remaining // self.rollout) * self.rollout
+        print(f"{self.details} ({self.model.num_timesteps + self.remaining:,} in whole rollouts of "
+              f"{self.rollout:,}; each counted over its collection and its update)", flush=True)  # fmt: skip
+        self.optimiser_steps = self.model.n_epochs * -(-self.rollout // self.model.batch_size)
+        self.hook = self.model.policy.optimizer.register_step_post_hook(self._on_optimiser_step)
+
+    def _share(self) -> float:
+        """The collection's share of a rollout's time so far (1/2 before one rollout is done)."""
+        total = sum(self.times.values())
+        return self.times["collect"] / total if total > 0 else 0.5
+
+    def _advance(self, steps: float) -> None:
+        steps = min(steps, self.remaining - self.bar.n)
+        if steps > 0:
+            self.bar.update(steps)
+
+    def _switch(self, phase: str | None) -> None:
+        now = time.perf_counter()
+        if self.phase is not None:
+            self.times[self.phase] += now - self.since
+        self.phase, self.since = phase, now
 
     def _on_step(self) -> bool:
         if self.bar is None:  # opened after the first step's evaluation and warm-up, which would skew the ETA
             from ..runner.cli import progress_bar
 
             self.bar = progress_bar(total=self.remaining, desc=self.label, unit="step", unit_scale=True)
-        self.bar.update(self.training_env.num_envs)
+            self._switch("collect")
+        self._advance(self._share() * self.training_env.num_envs)
         return True
 
+    def _on_rollout_end(self) -> None:
+        if self.bar is not None:
+            self._advance(self.done + self._share() * self.rollout - self.bar.n)
+            self._switch("update")
+
+    def _on_optimiser_step(self, *_) -> None:
+        if self.bar is not None and self.phase == "update":
+            self._advance((1 - self._share()) * self.rollout / self.optimiser_steps)
+
+    def _finish_rollout(self) -> None:
+        """The update is over: the rollout's steps are all counted, whatever the shares guessed."""
+        if self.bar is not None and self.phase == "update":
+            self.done += self.rollout
+            self._advance(self.done - self.bar.n)
+
+    def _on_rollout_start(self) -> None:
+        self._finish_rollout()
+        if self.bar is not None:
+            self._switch("collect")
+
     def _on_training_end(self) -> None:
+        self._finish_rollout()
+        if self.hook is not None:
+            self.hook.remove()
         if self.bar is not None:
             self.bar.close()

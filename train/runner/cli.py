@@ -305,6 +305,9 @@ class _Silent:
     def update(self, n: int = 1) -> None:
         pass
 
+    def refresh(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
