@@ -13,13 +13,12 @@ Training options (``--total-timesteps``, ``--opponents``, …) are those of ``py
 from __future__ import annotations
 
 import argparse
-import textwrap
 from pathlib import Path
 
 from .learn.args import Args, run_settings
 from .learn.run import TINY_RUN, TRAINING_MODULES, train_or_reuse
 from .measure.evaluation import evaluate
-from .runner.cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require
+from .runner.cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require, say
 from .runner.job import Job, Plan
 from .runner.run_folder import MAY_CHANGE
 
@@ -47,9 +46,9 @@ def check(flags) -> Plan:
     run_dir = Path(args.out_dir) / args.run_name
 
     def work(folder) -> list:
-        print(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
+        say(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
         model = train_or_reuse(args) / "final_model.zip"
-        print(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} players on {flags.deals:,} paired deals", flush=True)
+        say(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} players on {flags.deals:,} paired deals", flush=True)
         rows = evaluate(
             [*CANDIDATES, f"ppo:{model}"],
             list(args.opponents),
@@ -66,7 +65,7 @@ def check(flags) -> Plan:
             f"evaluations ({run_dir / 'eval.csv'}, the learning curve) play {args.eval_deals:,} other deals drawn "
             "from the run's seed: the same model's gain there differs, within the two intervals."
         )
-        print(textwrap.fill(note, width=80))
+        say(note)
         return rows
 
     kept = f"the run is kept in {run_dir} (its last checkpoint); the same command resumes it"

@@ -51,12 +51,13 @@ from .runner.cli import (
     add_job_flags,
     deal_count,
     new_parser,
+    say,
     step_count,
     worlds,
 )
 from .runner.job import Job, Plan, Refusal
-from .runner.parts_bar import Part, PartsBar
 from .runner.manifest import sha256
+from .runner.parts_bar import Part, PartsBar
 from .runner.results_folder import pyplot, read_json
 
 SUITE_VERSION = 1  # the cells and their anchors (the anchors file is this suite's)
@@ -231,7 +232,7 @@ def scorecard(agent: str, deals: int, exploit_deals: int, exploit_samples: int, 
     if other_rules:  # said before the work, and again at the top of the card
         print(f"warning: {agent} was trained on the {other_rules} rules; this suite plays {RULES}", flush=True)
     if progress:
-        print(f"score card of {agent}: {len(cells)} cells of {deals:,} paired deals, exploitability at "
+        say(f"score card of {agent}: {len(cells)} cells of {deals:,} paired deals, exploitability at "
               f"{len(EXPLOIT_PLAYERS)} sizes, a league at {len(LEAGUE_PLAYERS)}", flush=True)  # fmt: skip
     found = {}  # each part's result, by kind and table size: the card lists them in its own order
     for part in PartsBar(card_parts(deals, exploit_deals), "score card", disable=not progress):
@@ -382,7 +383,10 @@ def make_anchors(deals: int, seed: int, variance_reduction: int, folder, progres
     into ``folder`` (the job's own: the shipped anchors change only by a person copying the file over them)."""
     cells = {}
     anchored = [(kind, n) for kind in POOLS if POOLS[kind] is not None for n in PLAYERS]
-    for kind, players in progress_bar(anchored, desc="anchors", unit="cell", disable=not progress):
+    by_size = sorted(anchored, key=lambda cell: cell[1])  # every kind met early: the bar's time left holds
+    parts = [Part(f"{kind} {players}p", kind, deals, (kind, players)) for kind, players in by_size]
+    for part in PartsBar(parts, "anchors", disable=not progress):
+        kind, players = part.what
         rows = evaluate(
             ["most_copies", *ANCHORED], pool_of(kind, ""), players, "scarne", deals, seed + players,
             reference="most_copies", quiet=True, variance_reduction=variance_reduction,
@@ -390,6 +394,7 @@ def make_anchors(deals: int, seed: int, variance_reduction: int, folder, progres
         cells[f"{kind}_{players}p"] = {
             r.name: {"gain": r.diff_vs_reference, "gain_ci95": r.diff_ci95} for r in rows[1:]
         }
+    cells = {f"{kind}_{n}p": cells[f"{kind}_{n}p"] for kind, n in anchored}  # the file's order, kind by kind
     command = f"python -m train.scorecard --make-anchors --deals {deals} --seed {seed}"
     if variance_reduction:  # the flag refuses 0: the command must run as written
         command += f" --variance-reduction {variance_reduction}"

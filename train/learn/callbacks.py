@@ -12,6 +12,7 @@ import numpy as np
 import agents
 
 from ..measure.paired import PairedDeals, mean_ci, play_paired
+from ..runner.cli import say
 from ..runner.run_folder import RunFolder
 from . import resume_point
 from .args import Args, save_run_model, stream_seed
@@ -58,9 +59,7 @@ class PairedEvaluation(_callback_base()):
 
     def _pool(self) -> list:
         names = evaluation_opponents(self.args)
-        return [
-            make_opponent(n, stream_seed(self.args.seed, "evaluation opponents", i)) for i, n in enumerate(names)
-        ]
+        return [make_opponent(n, stream_seed(self.args.seed, "evaluation opponents", i)) for i, n in enumerate(names)]
 
     def evaluate(self) -> None:
         args, folder = self.args, self.folder
@@ -125,20 +124,16 @@ class TrainingBar(_callback_base()):
         self.label, self.details, self.bar = label, details, None
         self.times = {"collect": 0.0, "update": 0.0}  # seconds each phase took over the finished rollouts
         self.phase, self.since, self.done, self.hook = None, 0.0, 0.0, None
+        self.share = 0.5  # the collection's share of a rollout's time, over the finished rollouts
 
     def _on_training_start(self) -> None:
         remaining = self.locals["total_timesteps"] - self.model.num_timesteps  # what learn() still has to do
         self.rollout = self.model.n_envs * self.model.n_steps  # PPO stops after the rollout that reaches the total
         self.remaining = -(-remaining // self.rollout) * self.rollout
-        print(f"{self.details} ({self.model.num_timesteps + self.remaining:,} in whole rollouts of "
-              f"{self.rollout:,}; each counted over its collection and its update)", flush=True)  # fmt: skip
+        say(f"{self.details} ({self.model.num_timesteps + self.remaining:,} in whole rollouts of {self.rollout:,}; "
+            "each counted over its collection and its update)", flush=True)  # fmt: skip
         self.optimiser_steps = self.model.n_epochs * -(-self.rollout // self.model.batch_size)
         self.hook = self.model.policy.optimizer.register_step_post_hook(self._on_optimiser_step)
-
-    def _share(self) -> float:
-        """The collection's share of a rollout's time so far (1/2 before one rollout is done)."""
-        total = sum(self.times.values())
-        return self.times["collect"] / total if total > 0 else 0.5
 
     def _advance(self, steps: float) -> None:
         steps = min(steps, self.remaining - self.bar.n)
@@ -157,31 +152,32 @@ class TrainingBar(_callback_base()):
 
             self.bar = progress_bar(total=self.remaining, desc=self.label, unit="step", unit_scale=True)
             self._switch("collect")
-        self._advance(self._share() * self.training_env.num_envs)
+        self._advance(self.share * self.training_env.num_envs)
         return True
 
     def _on_rollout_end(self) -> None:
         if self.bar is not None:
-            self._advance(self.done + self._share() * self.rollout - self.bar.n)
+            self._advance(self.done + self.share * self.rollout - self.bar.n)
             self._switch("update")
 
     def _on_optimiser_step(self, *_) -> None:
         if self.bar is not None and self.phase == "update":
-            self._advance((1 - self._share()) * self.rollout / self.optimiser_steps)
+            self._advance((1 - self.share) * self.rollout / self.optimiser_steps)
 
-    def _finish_rollout(self) -> None:
-        """The update is over: the rollout's steps are all counted, whatever the shares guessed."""
+    def _finish_rollout(self, then: str | None) -> None:
+        """The update is over: the rollout's steps are all counted, whatever the share guessed, and the share is
+        measured again."""
         if self.bar is not None and self.phase == "update":
+            self._switch(then)
             self.done += self.rollout
             self._advance(self.done - self.bar.n)
+            self.share = self.times["collect"] / sum(self.times.values())
 
     def _on_rollout_start(self) -> None:
-        self._finish_rollout()
-        if self.bar is not None:
-            self._switch("collect")
+        self._finish_rollout("collect")
 
     def _on_training_end(self) -> None:
-        self._finish_rollout()
+        self._finish_rollout(None)
         if self.hook is not None:
             self.hook.remove()
         if self.bar is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agents.threads import set_torch_threads
 
+from ..runner.cli import say
 from ..runner.run_folder import (
     NothingToResume,
     OtherSettings,
@@ -39,6 +40,7 @@ from .vec_envs import make_vec_env
 
 #: the modules a training run needs (the training extra)
 TRAINING_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "safetensors", "matplotlib", "tensorboard")
+
 
 def train_tiny(folder: Path, name: str) -> Path:
     """:data:`TINY_RUN` trained in ``folder / name`` (a run for the tests and examples of other jobs)."""
@@ -104,7 +106,7 @@ def train_or_reuse(args: Args) -> Path:
             "choose another --run-name, or --overwrite to replace it"
         )
     if (run_dir / "final_model.zip").exists() and not args.overwrite:
-        print(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
+        say(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
         return run_dir
     resume = not args.overwrite and latest_checkpoint(run_dir) is not None
     train(dataclasses.replace(args, resume=resume, overwrite=not resume))
@@ -119,8 +121,8 @@ def _train(args: Args, folder: RunFolder) -> Path:
     set_torch_threads(args.threads)
     run_dir = folder.path
     sizes = ", ".join(map(str, sorted(set(args.ppo_players))))
-    print(f"training {args.run_name}: {args.total_timesteps:,} PPO steps at tables of {sizes} players into {run_dir} "
-          "(the first use of the rules kernel compiles it: about a minute on a fresh install)", flush=True)  # fmt: skip
+    say(f"training {args.run_name}: {args.total_timesteps:,} PPO steps at tables of {sizes} players into {run_dir} "
+        "(the first use of the rules kernel compiles it: about a minute on a fresh install)", flush=True)  # fmt: skip
     env = make_vec_env(args, args.seed)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
@@ -146,7 +148,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
             env.venv.seed(stream_seed(args.seed, "resume", model.num_timesteps))
             point = None
         drop_rows_after(folder, model.num_timesteps)
-        print(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
+        say(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     else:
         model = new_model(args, env)
     tensorboard = make_output_format("tensorboard", str(run_dir))
@@ -182,12 +184,12 @@ def _train(args: Args, folder: RunFolder) -> Path:
             )
     except BaseException:  # a crash, Ctrl-C or SIGTERM (the runner's Terminated) keeps what was learned
         if distilling:  # a half-fitted policy is no checkpoint: a resume would take it for a finished one
-            print("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
+            say("\ninterrupted during distillation: nothing to resume; start again with --overwrite")
             raise
         if state.point is not None:  # back to where the current rollout started: nothing half-done
             resume_point.restore(model, state.point)
         path = save_checkpoint(model, folder, state.point)
-        print(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
+        say(f"\ninterrupted: saved {path}; continue with --resume --run-name {args.run_name}")
         raise
     final = folder.write(run_dir / "final_model.zip", lambda p: save_run_model(model, p, args))
     if not (run_dir / "best_model.zip").exists():  # no evaluation ran (no PPO steps): the final model is the best
@@ -195,9 +197,9 @@ def _train(args: Args, folder: RunFolder) -> Path:
     curve = plot_learning_curve(folder, args)
     minutes = (time.perf_counter() - started) / 60
     if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
-        print(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
+        say(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
     else:
-        print(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min; model: {final}; curve: {curve}")
+        say(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min; model: {final}; curve: {curve}")
     return final
 
 

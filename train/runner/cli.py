@@ -293,6 +293,17 @@ def arg(default, help: str, flag: str | None = None, check: Number | None = None
     return dataclasses.field(default=default, metadata=metadata)
 
 
+WIDTH = 80  # a terminal's width: no line a job prints (its tables aside) is longer
+
+
+def say(text: str, **options) -> None:
+    """Print ``text`` wrapped at :data:`WIDTH` columns (paths and numbers are never cut); ``options`` are print's."""
+    import textwrap
+
+    lines = [textwrap.fill(line, WIDTH, break_long_words=False, break_on_hyphens=False) for line in text.split("\n")]
+    print("\n".join(lines), **options)
+
+
 class _Silent:
     """What :func:`progress_bar` gives without tqdm: the same calls, nothing shown."""
 

@@ -1,12 +1,14 @@
 """A progress bar over parts of unequal cost whose time left is measured, not assumed.
 
-A job made of parts (a score card's cells, its exploitability searches, its league) cannot count parts as equal
-units: its parts differ tenfold, and an average over the cheap ones promised 0:48 left at half way on a card
-that took 2:25. Here each part has a kind and a size (the deals it plays); the time left is the sum, over the
-parts still to do, of size × the seconds per unit that the *last finished part of the same kind* took (the
-last, so that the first part's compile time does not count twice), or the mean time of a finished part while a
-kind has none yet. The bar is in seconds of work — done, and done plus left — so its percentage is of time.
-A job should order its parts so that every kind is met early (a score card goes by table size).
+A job made of parts (a score card's cells, its exploitability searches, its league; an evaluation's candidates)
+cannot count parts as equal units: its parts differ tenfold, and an average over the cheap ones promised 0:48
+left at half way on a card that took 2:25. Here each part has a kind and a size (the deals it plays); the time
+left is the sum, over the parts still to do, of size × the seconds per unit that the *last finished part of the
+same kind* took (the last, so that the first part's compile time does not count twice), or the mean seconds
+per unit of the finished parts while a kind has none yet. A part that reports its units as it goes
+(:meth:`PartsBar.advance`) is timed by its own rate so far. The bar is in seconds of work — spent, and spent
+plus left — so its percentage is of time. A job should order its parts so that every kind is met early (a
+score card goes by table size).
 """
 
 from __future__ import annotations
@@ -25,53 +27,74 @@ class Part:
 
 
 class PartsBar:
-    """Iterate over ``parts`` (``for part in PartsBar(parts, "score card")``): the bar shows the part running,
-    how many are done, the time spent and the time left, measured as the module says. Without tqdm (or with
+    """Iterate over ``parts`` (``for part in PartsBar(parts, "score card")``): the bar shows how many parts are
+    done, the one running, the time spent and the time left (``[spent<left]``, as tqdm writes them), measured as
+    the module says. Without tqdm (or with
     ``disable``) it yields the same parts and shows nothing."""
 
     def __init__(self, parts: Sequence[Part], desc: str, disable: bool = False):
         self.parts, self.desc, self.disable = list(parts), desc, disable
         self.rate: dict[str, float] = {}  # seconds per unit, by kind (its last finished part)
         self.spent: list[float] = []  # seconds of each finished part
+        self.units = 0.0  # units of finished parts
+        self.bar, self.part, self.begun, self.done, self.started = None, None, 0.0, 0.0, 0.0
 
     def left(self, todo: Sequence[Part]) -> float | None:
         """Seconds the parts ``todo`` will take, by what the finished ones took (None before any is)."""
         if not self.spent:
             return None
-        mean = sum(self.spent) / len(self.spent)
-        return sum(part.size * self.rate[part.kind] if part.kind in self.rate else mean for part in todo)
+        mean = sum(self.spent) / self.units if self.units > 0 else 0.0
+        return sum(part.size * self.rate.get(part.kind, mean) for part in todo)
+
+    def advance(self, units: float) -> None:
+        """The running part has done ``units`` more of its size (a part need not report: it is then timed by its
+        kind)."""
+        self.done += units
+        self._show()
 
     def __iter__(self) -> Iterator[Part]:
         from .cli import progress_bar
 
         fmt = "{desc} {percentage:3.0f}%|{bar}| {unit}"  # the unit's place holds the part and the times
-        bar = progress_bar(total=1, desc=self.desc, bar_format=fmt, disable=self.disable)
-        started = time.perf_counter()
+        self.bar = progress_bar(total=1, desc=self.desc, bar_format=fmt, unit="", disable=self.disable)
+        self.started = time.perf_counter()
         try:
-            for done, part in enumerate(self.parts):
-                self._show(bar, done, part, started)
-                begun = time.perf_counter()
+            for part in self.parts:
+                self.part, self.begun, self.done = part, time.perf_counter(), 0.0
+                self._show()
                 yield part
-                seconds = time.perf_counter() - begun
+                seconds = time.perf_counter() - self.begun
                 self.spent.append(seconds)
+                self.units += part.size
                 self.rate[part.kind] = seconds / part.size if part.size > 0 else 0.0
-            self._show(bar, len(self.parts), None, started)
+            self.part = None
+            self._show()
         finally:
-            bar.close()
+            self.bar.close()
 
-    def _show(self, bar, done: int, part: Part | None, started: float) -> None:
+    def _show(self) -> None:
+        now, finished = time.perf_counter(), len(self.spent)
         spent = sum(self.spent)
-        left = self.left(self.parts[done:])
-        elapsed = clock(time.perf_counter() - started)
+        todo = self.parts[finished + (self.part is not None) :]
+        left = self.left(todo)
+        if self.part is not None:  # the running part: by its own rate once it has reported, else as one to do
+            running = now - self.begun
+            spent += running
+            if self.done > 0:
+                own = running / self.done * max(self.part.size - self.done, 0.0)
+                if left is None:  # the first part: the rest at its rate
+                    left = running / self.done * sum(part.size for part in todo)
+            else:
+                own = None if left is None else max(self.left([self.part]) - running, 0.0)
+            left = None if own is None else own + (left or 0.0)
         if left is None:
-            bar.total, bar.n = 1, 0
-            when = f"{elapsed} spent"
+            self.bar.total, self.bar.n = 1, 0
         else:
-            bar.total, bar.n = max(spent + left, 1e-9), spent
-            when = f"{elapsed} spent, about {clock(left)} left"
-        label = f"{part.label}, " if part is not None else ""
-        bar.unit = f"{label}{done}/{len(self.parts)} done [{when}]"  # the postfix's place would start with ", "
-        bar.refresh()
+            self.bar.total, self.bar.n = max(spent + left, 1e-9), spent
+        label = f" {self.part.label}" if self.part is not None else ""
+        times = f"{clock(now - self.started)}<{'?' if left is None else clock(left)}"  # spent<left, as tqdm's
+        self.bar.unit = f"{finished}/{len(self.parts)}{label} [{times}]"  # a postfix would start with ", "
+        self.bar.refresh()
 
 
 def clock(seconds: float) -> str:
