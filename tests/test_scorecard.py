@@ -116,7 +116,9 @@ def test_a_cell_whose_anchors_are_not_apart_is_left_unscored():
                       for n in scorecard.PLAYERS],
             "overall_score": None, "exploitability": [], "exploit_deals": 2, "exploit_samples": 1,
             "league": {}}  # fmt: skip
-    assert "No overall score" in scorecard.format_markdown(card)
+    text = scorecard.format_markdown(card)
+    assert "No overall score" in text
+    assert "*vs own copies* is never scored: that table is the agent itself" in text  # says why that column has none
 
 
 NAN_GAIN = {"random": {"gain": float("nan"), "gain_ci95": 0.1}, "pimc:128": {"gain": 1.0, "gain_ci95": 0.1}}

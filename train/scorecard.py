@@ -313,6 +313,9 @@ def format_markdown(card: dict) -> str:
         "",
         "Gain over most_copies in its seat, chips per deal (95% CI), and the cell's score:",
         "",
+        "(*vs own copies* is never scored: that table is the agent itself, so no anchor's play can be measured at "
+        "it — pimc:128 at a table of this agent's copies is a question about this agent, not a fixed scale.)",
+        "",
         "| players | " + " | ".join(f"vs {kind}" for kind in POOLS) + " |",
         "|---|" + "---|" * len(POOLS),
     ]
