@@ -16,8 +16,9 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS
 
 from .measure.candidates import add_variance_flag, made, model_files
 from .measure.evaluation import evaluate
-from .runner.cli import add_flag, add_job_flags, new_parser, progress_bar, refuse_repeats
+from .runner.cli import add_flag, add_job_flags, new_parser, refuse_repeats
 from .runner.job import Job, Plan
+from .runner.parts_bar import Part, PartsBar
 from .runner.results_folder import csv_of, pyplot
 
 DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512", "ppo"]
@@ -30,14 +31,16 @@ def ladder(
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
     ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as
     :func:`train.measure.evaluation.evaluate`'s."""
-    rows = []
-    cells = [(n, pool) for pool in opponents for n in players]
-    for n, pool in progress_bar(cells, desc="ladder", unit="cell", disable=not progress):
+    found = {}
+    by_size = [Part(f"{pool} {n}p", pool, deals, (n, pool)) for n in players for pool in opponents]  # kinds met early
+    for part in PartsBar(by_size, "ladder", disable=not progress):
+        n, pool = part.what
         table = evaluate(
             candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True,
             variance_reduction=variance_reduction, trust_model=trust_model,
         )  # fmt: skip
-        rows += [{"players": n, "opponents": pool, **row.record()} for row in table]
+        found[n, pool] = [{"players": n, "opponents": pool, **row.record()} for row in table]
+    rows = [row for pool in opponents for n in players for row in found[n, pool]]  # the table's order, pool by pool
     title = f"rules {rules}, {deals:,} paired deals per cell, seed {seed}"
     if variance_reduction:
         title += f", variance reduction ({variance_reduction} rollouts per lead)"
