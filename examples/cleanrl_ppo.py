@@ -31,6 +31,7 @@ import snipsnap_env
 import snipsnap_env.training_signal
 from agents.base import FunctionPolicy
 from train.measure.evaluation import evaluate_policy
+from train.runner.cli import seed_value
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -54,7 +55,7 @@ def parse(argv=None) -> argparse.Namespace:
     job.add_argument("--vf-coef", type=float, default=0.5)
     job.add_argument("--max-grad-norm", type=float, default=0.5)
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
-    job.add_argument("--seed", type=int, default=1)
+    job.add_argument("--seed", type=seed_value, default=1)
     return job.parse_args(argv)
 
 

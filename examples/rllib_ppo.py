@@ -35,6 +35,7 @@ import snipsnap_env.rllib
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from train.measure.evaluation import evaluate_policy
+from train.runner.cli import seed_value
 
 POLICY = "shared"
 
@@ -114,7 +115,7 @@ def main(argv=None):
     job.add_argument("--env-runners", type=int, default=0,
                      help="Ray actors that sample the env (0: the driver samples; on a cluster, about one a CPU)")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
-    job.add_argument("--seed", type=int, default=0)
+    job.add_argument("--seed", type=seed_value, default=0)
     args = job.parse_args(argv)
     if args.env_runners < 0:
         job.error(f"--env-runners got {args.env_runners}; allowed: 0 or more")

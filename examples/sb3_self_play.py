@@ -39,6 +39,7 @@ from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
 from train.measure.evaluation import evaluate_policy
+from train.runner.cli import seed_value
 
 
 class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
@@ -138,7 +139,7 @@ def main(argv=None):
     job.add_argument("--pool", choices=("self+most_copies", "self"), default="self+most_copies",
                      help="who sits at the batched tables: the learner and most_copies (default), or the learner only")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
-    job.add_argument("--seed", type=int, default=0)
+    job.add_argument("--seed", type=seed_value, default=0)
     args = job.parse_args(argv)
     torch.set_num_threads(1)  # small networks: threads cost more than they give
     model = train(args.players, args.steps, args.seed, args.reward, args.env, args.pool)

@@ -33,6 +33,7 @@ import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from train.measure.evaluation import evaluate_policy
+from train.runner.cli import seed_value
 
 LEARNER = 0  # the learner's seat
 
@@ -106,7 +107,7 @@ def main(argv=None):
                           "or the chips")  # fmt: skip
     job.add_argument("--envs", type=int, default=8, help="games played side by side")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
-    job.add_argument("--seed", type=int, default=0)
+    job.add_argument("--seed", type=seed_value, default=0)
     args = job.parse_args(argv)
     net = train(args.players, args.steps, args.envs, args.seed, args.reward)
     return evaluate_policy(greedy(net), num_players=args.players, deals=args.eval_deals)

@@ -34,6 +34,7 @@ import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from train.measure.evaluation import evaluate_policy
+from train.runner.cli import seed_value
 
 GROUP = "agents"
 OBS = (GROUP, "observation", "observation")
@@ -129,7 +130,7 @@ def main(argv=None):
                           "or the chips")  # fmt: skip
     job.add_argument("--frames-per-batch", type=int, default=2_000)
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
-    job.add_argument("--seed", type=int, default=0)
+    job.add_argument("--seed", type=seed_value, default=0)
     args = job.parse_args(argv)
     logits_net = train(args.players, args.frames, args.frames_per_batch, args.seed, args.reward)
     return evaluate_policy(greedy(logits_net), num_players=args.players, deals=args.eval_deals)

@@ -23,6 +23,7 @@ import torch
 
 import agents
 from agents.model_file import load_policy, save_policy
+from train.runner.cli import seed_value
 from train.runner.manifest import sha256
 from train.runner.single_file import FileTaken, check_new_file, write_new_file
 
@@ -56,7 +57,7 @@ def main(argv=None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="ppo", help="a learned agent's name or a model file (default: ppo)")
     parser.add_argument("--noise", type=float, default=0.5, help="noise per tensor, in its standard deviations")
-    parser.add_argument("--seed", type=int, default=0, help="the noise's seed")
+    parser.add_argument("--seed", type=seed_value, default=0, help="the noise's seed")
     parser.add_argument("--out", type=Path, required=True, help="the weakened model's file (a new one)")
     parser.add_argument("--overwrite", action="store_true", help="--out may replace a file (never a tracked one)")
     args = parser.parse_args(argv)

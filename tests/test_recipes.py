@@ -155,3 +155,16 @@ def test_the_recipe_at_its_defaults_learns_from_the_signal(name, library, floor,
     assert row.diff_vs_reference >= floor, (name, row.diff_vs_reference, row.diff_ci95)
     if above_zero:
         assert row.diff_vs_reference - row.diff_ci95 > 0, (name, row.diff_vs_reference, row.diff_ci95)
+
+
+@pytest.mark.parametrize(
+    "name, libraries",
+    [("cleanrl_ppo", ("torch",)), ("sb3_self_play", ("sb3_contrib",)), ("tianshou_dqn", ("tianshou",)),
+     ("torchrl_ppo", ("torchrl",)), ("weakened_model", ("torch",))],
+)  # fmt: skip
+def test_a_recipes_seed_out_of_numpys_range_is_refused_before_any_work(name, libraries, capsys):
+    # 10**12 crashed Tianshou's recipe in np.random.seed after the imports; a refusal names the range instead
+    module = recipe(name, *libraries)
+    with pytest.raises(SystemExit) as refused:
+        module.main(["--seed", str(10**12)])
+    assert refused.value.code == 2 and "a whole number from 0 to 4,294,967,295" in capsys.readouterr().err
