@@ -61,14 +61,18 @@ def no_networks() -> Networks:
 
 
 def stack(networks: list[Networks]) -> Networks:
-    """One stack of the networks of several stacks; they must have the same sizes."""
+    """One stack of the networks of several stacks. Networks of other sizes (a learner with a narrower head than
+    a shipped opponent's) share it padded to the widest with zero units: a zero unit's tanh is 0 and its outgoing
+    weights are 0, so it adds exact zeros and every network's logits stay its own."""
     if not networks:
         shapes = ((TABLE_DIM, 1), (1,), (len(PER_RANK), 1), (1, 1), (1,), (1, 1), (1,), (1,), (), (1,), ())
         return Networks(*(np.zeros((0, *shape), np.float32) for shape in shapes))
-    sizes = {tuple(array.shape[1:] for array in network) for network in networks}
-    if len(sizes) != 1:
-        raise ValueError(f"networks of different sizes cannot share a stack: {sorted(sizes)}")
-    return Networks(*(np.ascontiguousarray(np.concatenate(arrays), np.float32) for arrays in zip(*networks)))
+    fields = []
+    for arrays in zip(*networks):
+        widest = np.max([array.shape[1:] for array in arrays], axis=0) if arrays[0].ndim > 1 else ()
+        padded = [np.pad(array, [(0, 0), *((0, w - n) for n, w in zip(array.shape[1:], widest))]) for array in arrays]
+        fields.append(np.ascontiguousarray(np.concatenate(padded), np.float32))
+    return Networks(*fields)
 
 
 def embed(layers: dict, own_columns: np.ndarray | None) -> Networks:

@@ -137,3 +137,25 @@ def test_the_vec_env_seats_network_members_and_rolls_them_out_as_they_play():
     for _ in range(10):
         obs, *_ = env.step(env.action_masks()[:, :13].argmax(axis=1))
     assert np.isfinite(obs).all()
+
+
+def test_networks_of_other_head_sizes_share_a_stack_each_with_its_own_logits():
+    # a learner with a narrower head than a shipped opponent's plays in the same compiled rollouts
+    from snipsnap_env.batch import BatchEnv
+    from snipsnap_env.kernel_network import logits_rows
+
+    wide = agents.make("ppo").networks()  # 32 context units, 64 hidden
+    narrow = wide._replace(  # a network of its own: 24 context units, 48 and 40 hidden
+        ctx_w=wide.ctx_w[:, :, :24], ctx_b=wide.ctx_b[:, :24], first_rank=wide.first_rank[:, :, :48],
+        first_context=wide.first_context[:, :24, :48], first_bias=wide.first_bias[:, :48],
+        hidden_w=wide.hidden_w[:, :48, :40], hidden_b=wide.hidden_b[:, :40], score_w=wide.score_w[:, :40],
+        pass_w=wide.pass_w[:, :24],
+    )  # fmt: skip
+    obs, _ = BatchEnv(512, 5, seed=11).reset()
+    shared = stack([narrow, wide])
+    for k, alone in enumerate((stack([narrow]), stack([wide]))):
+        own, together = np.zeros((len(obs), 14), np.float32), np.zeros((len(obs), 14), np.float32)
+        logits_rows(obs, 0, alone, own)
+        logits_rows(obs, k, shared, together)
+        np.testing.assert_allclose(together, own, rtol=1e-6, atol=1e-5)  # float32 rounding of reordered sums
+        assert (together.argmax(axis=1) == own.argmax(axis=1)).mean() > 0.999

@@ -36,6 +36,9 @@ from .opponents import make_opponent
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
 SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
+# a new network's rank head (table summary, scorer's hidden units): 48 hidden units update 1.3x faster than the 64
+# of the models shipped before 2026-12-06 and learned as well over three seeds (docs/speed.md)
+RANK_HEAD = (32, 48)
 
 
 def opponent_files(args) -> dict[str, str]:
@@ -129,7 +132,7 @@ class Args:
         "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
         "training only: the actor always reads the observation alone",
     )
-    critic_rollouts: int = arg(16, "--critic rollouts: rollouts per candidate lead and position", check=rollout_count)
+    critic_rollouts: int = arg(8, "--critic rollouts: rollouts per candidate lead and position", check=rollout_count)
     surrogate: str = arg(
         "auto",
         "PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or, with --critic rollouts, summed "
@@ -151,8 +154,9 @@ class Args:
         (256, 256), "hidden layer sizes of the value network (and of the MLP policy)", check=between(1, MAX_UNITS)
     )
     rank_head: tuple[int, ...] = arg(
-        (32, 64),
-        "rank_shared policy: table summary size and hidden units of its rank scorer",
+        (),
+        "rank_shared policy: table summary size and hidden units of its rank scorer (default: "
+        f"{' '.join(map(str, RANK_HEAD))}; with --init-from, the file's own)",
         check=between(1, MAX_UNITS),
     )
     eval_every: int = arg(150_000, "timesteps between paired evaluations against random lead choice", check=step_count)
@@ -198,6 +202,8 @@ class Args:
             )
         if not 1 <= len(self.net_arch) <= MAX_LAYERS:
             raise ValueError(f"net_arch got {len(self.net_arch)} layers; allowed: 1 to {MAX_LAYERS}")
+        if not self.rank_head:  # not given: a fine-tuned model keeps its head, a new one has the default
+            self.rank_head = self._head_of_init_from() or RANK_HEAD
         if len(self.rank_head) != 2 or min(self.rank_head) < 1:
             raise ValueError(f"rank_head got {self.rank_head}; allowed: two positive sizes, e.g. 32 64")
         if self.vec not in ("batch", "single"):
@@ -229,6 +235,21 @@ class Args:
             table = "" if every_size else f"_{'+'.join(map(str, tables))}p"
             self.run_name = f"{'_'.join(sources)}_{self.rules}{table}_s{self.seed}"
         check_folder_name(self.run_name)
+
+    def _head_of_init_from(self) -> tuple[int, int] | None:
+        """The rank head sizes of the --init-from file's policy, if it holds a rank_shared one."""
+        if not self.init_from or self.policy != "rank_shared":
+            return None
+        from agents.model_file import load_policy
+
+        try:
+            _, meta = load_policy(self.init_from)
+        except FileNotFoundError:
+            raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
+        if meta["policy"] != "rank_shared":
+            return None  # _check_init_from names the mismatch
+        kwargs = meta.get("policy_kwargs") or {}
+        return kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64)  # absent: the defaults of its day
 
     def _check_init_from(self) -> None:
         """The --init-from file loads and its actor has this run's shape (before any work)."""

@@ -86,6 +86,7 @@ def response_args(target: str, target_policy, players: int, rules: str, steps: i
         # the recipe its exploitability figures (docs/evaluation.md) were measured with, before the default's
         # all-leads surrogate: a response is checked against exact values, so it changes only with a new check
         surrogate="sampled", critic_rollouts=32, num_envs=128, n_steps=32, learning_rate=2e-3,
+        rank_head=() if init else (32, 64),  # from a model: its own head; else the head of that recipe's day
     )  # fmt: skip
 
 
