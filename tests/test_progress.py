@@ -125,3 +125,16 @@ def test_the_training_bar_moves_through_each_update_and_is_exact_at_each_rollout
                                                                             for k in range(5)])  # fmt: skip
     assert bar.bar.n == 16 and counts == sorted(counts)
     assert bar.hook is not None and not optimiser._optimizer_step_post_hooks  # the hook went with the run
+
+
+def test_parts_that_finish_in_any_order_are_timed_between_finishes(clock):
+    parts = [Part("3p", "3", 1), Part("4p", "4", 1), Part("3p", "3", 1), Part("4p", "4", 1)]
+    with PartsBar(parts, "league", disable=True) as bar:
+        assert shown(bar) == "0/4 [00:00<?]"
+        clock[0] += 2
+        bar.finished(parts[1])  # a 4-player table first: 2 s
+        assert shown(bar) == "1/4 [00:02<00:06]"  # the 3-player ones at the mean, the other 4-player one at its own
+        clock[0] += 1
+        bar.finished(parts[0])
+        assert shown(bar) == "2/4 [00:03<00:03]"
+    assert shown(bar) == "2/4 [00:03<00:03]" and len(bar.todo) == 2

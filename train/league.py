@@ -50,8 +50,9 @@ from .measure.league_tables import (
     play_table,
     seat_agents,
 )
-from .runner.cli import add_flag, add_job_flags, between, new_parser, progress_bar, refuse_repeats
+from .runner.cli import add_flag, add_job_flags, between, new_parser, refuse_repeats
 from .runner.job import Job, Plan, Refusal
+from .runner.parts_bar import Part, PartsBar
 from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign
 from .runner.units import add_ray_flags, require_ray, start_runner
 
@@ -97,15 +98,16 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
     refuse_foreign(folder, TABLES)
     units = settings.units()
     tables = {unit: kept_table(folder, settings, *unit) for unit in units}
-    todo = [unit for unit in units if tables[unit] is None]
-    bar = progress_bar(total=len(todo), desc="league", unit="table", disable=not progress)
+    # the tables size by size in turn (3, 4, 5, 6, 3, 4, ...): every size is met early, so the time left is measured
+    todo = sorted((unit for unit in units if tables[unit] is None), key=lambda unit: (unit[1], unit[0]))
+    parts = {unit: Part(f"{unit[0]}p", str(unit[0]), 1) for unit in todo}
     owner = {runner.submit(play_table, settings, *unit): unit for unit in todo}
-    for handle, result in runner.results(list(owner)):
-        unit = owner[handle]
-        tables[unit] = result
-        folder.write(table_path(folder, *unit), lambda p, r=result: p.write_text(table_text(r)))
-        bar.update(1)
-    bar.close()
+    with PartsBar(list(parts.values()), "league", disable=not progress) as bar:
+        for handle, result in runner.results(list(owner)):  # as they finish: each kept at once
+            unit = owner[handle]
+            tables[unit] = result
+            folder.write(table_path(folder, *unit), lambda p, r=result: p.write_text(table_text(r)))
+            bar.finished(parts[unit])
     played = [tables[unit] for unit in units]
     sizes = by_size(settings, played)
     rows = leaderboard(settings, sizes, played)

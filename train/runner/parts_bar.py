@@ -29,15 +29,39 @@ class Part:
 class PartsBar:
     """Iterate over ``parts`` (``for part in PartsBar(parts, "score card")``): the bar shows how many parts are
     done, the one running, the time spent and the time left (``[spent<left]``, as tqdm writes them), measured as
-    the module says. Without tqdm (or with
-    ``disable``) it yields the same parts and shows nothing."""
+    the module says. Parts that run side by side and finish in any order (a league's tables on Ray) are reported
+    with :meth:`finished` inside ``with PartsBar(...)``: a part's time is then the time since the last one
+    finished, what the side-by-side work takes per part. Without tqdm (or with ``disable``) nothing is shown."""
 
     def __init__(self, parts: Sequence[Part], desc: str, disable: bool = False):
         self.parts, self.desc, self.disable = list(parts), desc, disable
+        self.todo = list(self.parts)  # not finished yet, the running one included
         self.rate: dict[str, float] = {}  # seconds per unit, by kind (its last finished part)
         self.spent: list[float] = []  # seconds of each finished part
         self.units = 0.0  # units of finished parts
-        self.bar, self.part, self.begun, self.done, self.started = None, None, 0.0, 0.0, 0.0
+        self.bar, self.part, self.done, self.started, self.last = None, None, 0.0, 0.0, 0.0
+
+    def __enter__(self) -> PartsBar:
+        from .cli import progress_bar
+
+        fmt = "{desc} {percentage:3.0f}%|{bar}| {unit}"  # the unit's place holds the part and the times
+        self.bar = progress_bar(total=1, desc=self.desc, bar_format=fmt, unit="", disable=self.disable)
+        self.started = self.last = time.perf_counter()
+        self._show()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.part = None
+        self._show()
+        self.bar.close()
+
+    def __iter__(self) -> Iterator[Part]:
+        with self:
+            for part in self.parts:
+                self.part, self.done = part, 0.0
+                self._show()
+                yield part
+                self.finished(part)
 
     def left(self, todo: Sequence[Part]) -> float | None:
         """Seconds the parts ``todo`` will take, by what the finished ones took (None before any is)."""
@@ -52,33 +76,25 @@ class PartsBar:
         self.done += units
         self._show()
 
-    def __iter__(self) -> Iterator[Part]:
-        from .cli import progress_bar
-
-        fmt = "{desc} {percentage:3.0f}%|{bar}| {unit}"  # the unit's place holds the part and the times
-        self.bar = progress_bar(total=1, desc=self.desc, bar_format=fmt, unit="", disable=self.disable)
-        self.started = time.perf_counter()
-        try:
-            for part in self.parts:
-                self.part, self.begun, self.done = part, time.perf_counter(), 0.0
-                self._show()
-                yield part
-                seconds = time.perf_counter() - self.begun
-                self.spent.append(seconds)
-                self.units += part.size
-                self.rate[part.kind] = seconds / part.size if part.size > 0 else 0.0
+    def finished(self, part: Part) -> None:
+        """``part`` is done: timed since the last part finished (or the bar opened)."""
+        now = time.perf_counter()
+        seconds, self.last = now - self.last, now
+        self.todo.remove(part)
+        self.spent.append(seconds)
+        self.units += part.size
+        self.rate[part.kind] = seconds / part.size if part.size > 0 else 0.0
+        if part is self.part:
             self.part = None
-            self._show()
-        finally:
-            self.bar.close()
+        self._show()
 
     def _show(self) -> None:
         now, finished = time.perf_counter(), len(self.spent)
         spent = sum(self.spent)
-        todo = self.parts[finished + (self.part is not None) :]
+        todo = [part for part in self.todo if part is not self.part]
         left = self.left(todo)
         if self.part is not None:  # the running part: by its own rate once it has reported, else as one to do
-            running = now - self.begun
+            running = now - self.last
             spent += running
             if self.done > 0:
                 own = running / self.done * max(self.part.size - self.done, 0.0)
