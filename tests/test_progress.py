@@ -16,8 +16,6 @@ from train.runner.parts_bar import Part, PartsBar
 BARS = [
     ("PPO", "step", 614_400, ""),
     ("exploit", "deal", 2 * 8_000 * 12, short_name("ppo:runs/a_rather_long_run_name_s0/final_model.zip") + " 6p"),
-    ("league", "table", 560, ""),
-    ("matrix", "unit", 192, ""),
     ("deals × seat rotations", "deal", 160_000, ""),
     ("labelling (round 2)", "it", 600_000, ""),
     ("fitting epoch 6/6", "it", 2_000, ""),

@@ -40,11 +40,11 @@ from .runner.cli import (
     deal_count,
     new_parser,
     position_count,
-    progress_bar,
     refuse_repeats,
     require,
 )
 from .runner.job import Job, Plan
+from .runner.parts_bar import Part, PartsBar
 from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign
 from .runner.units import add_ray_flags, require_ray, start_runner
 
@@ -154,34 +154,35 @@ def run_matrix(settings: Settings, folder, runner, runs: str = "runs", progress:
     refuse_foreign(folder, "cells")
     finished = {cell.key: read_cell(folder, cell, settings) for cell in settings.cells()}
     todo = [cell for cell in settings.cells() if finished[cell.key] is None]
-    units = sum(len(settings.shards(cell)) + settings.train for cell in todo)
-    bar = progress_bar(total=units, desc="matrix", unit="unit", disable=not progress)
-    pending, shards, owner = [], {}, {}
-    for cell in todo:
+    pending, shards, owner, unit_parts = [], {}, {}, {}
+    for cell in todo:  # a part per unit, of a kind by what it does and the table's size and rules
         model = runner.submit(train_cell, settings, cell, runs) if settings.train else None
         if model is not None:
             pending.append(model)
             owner[model] = (cell, None)
+            unit_parts[model] = Part(f"train {cell.key}", f"train {cell.rules} {cell.players}", 1)
         for index, deals in settings.shards(cell):
             handle = runner.submit(run_shard, settings, cell, index, deals, model)
             pending.append(handle)
             owner[handle] = (cell, index)
-    for handle, result in runner.results(pending):
-        bar.update(1)
-        cell, index = owner[handle]
-        if index is None:
-            folder.write(out / "models" / f"{cell.key}.zip", lambda p, data=result: p.write_bytes(data))
-            continue
-        shards.setdefault(cell.key, {})[index] = result
-        if len(shards[cell.key]) == len(settings.shards(cell)):  # the cell is complete: merge in shard order
-            done = shards.pop(cell.key)
-            parts = [done[i] for i in range(len(done))]
-            # deals are the last axis: (D,), or (2, D) as played and reduced with --variance-reduction
-            merged = {name: np.concatenate([part[name] for part in parts], axis=-1) for name in settings.agent_names()}
-            rows = cell_rows(cell, merged)
-            folder.write(cells_dir / f"{cell.key}.json", lambda p, r=rows: p.write_text(json.dumps(r, indent=1)))
-            finished[cell.key] = rows
-    bar.close()
+            unit_parts[handle] = Part(f"{cell.key} {index}", f"shard {cell.rules} {cell.players}", deals)
+    with PartsBar(list(unit_parts.values()), "matrix", disable=not progress) as bar:
+        for handle, result in runner.results(pending):
+            bar.finished(unit_parts[handle])
+            cell, index = owner[handle]
+            if index is None:
+                folder.write(out / "models" / f"{cell.key}.zip", lambda p, data=result: p.write_bytes(data))
+                continue
+            shards.setdefault(cell.key, {})[index] = result
+            if len(shards[cell.key]) == len(settings.shards(cell)):  # the cell is complete: merge in shard order
+                done = shards.pop(cell.key)
+                pieces = [done[i] for i in range(len(done))]
+                # deals are the last axis: (D,), or (2, D) as played and reduced with --variance-reduction
+                names = settings.agent_names()
+                merged = {name: np.concatenate([piece[name] for piece in pieces], axis=-1) for name in names}
+                rows = cell_rows(cell, merged)
+                folder.write(cells_dir / f"{cell.key}.json", lambda p, r=rows: p.write_text(json.dumps(r, indent=1)))
+                finished[cell.key] = rows
     rows = [row for cell in settings.cells() for row in finished[cell.key]]
     save(settings, rows, folder, f"{settings.deals:,} paired deals per cell, seed {settings.seed}")
     return rows
