@@ -236,16 +236,20 @@ class Args:
             self.run_name = f"{'_'.join(sources)}_{self.rules}{table}_s{self.seed}"
         check_folder_name(self.run_name)
 
+    def _init_from_meta(self) -> dict:
+        """What the --init-from file says of its policy (a ValueError if there is no such file)."""
+        from agents.model_file import load_policy
+
+        try:
+            return load_policy(self.init_from)[1]
+        except FileNotFoundError:
+            raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
+
     def _head_of_init_from(self) -> tuple[int, int] | None:
         """The rank head sizes of the --init-from file's policy, if it holds a rank_shared one."""
         if not self.init_from or self.policy != "rank_shared":
             return None
-        from agents.model_file import load_policy
-
-        try:
-            _, meta = load_policy(self.init_from)
-        except FileNotFoundError:
-            raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
+        meta = self._init_from_meta()
         if meta["policy"] != "rank_shared":
             return None  # _check_init_from names the mismatch
         kwargs = meta.get("policy_kwargs") or {}
@@ -253,12 +257,7 @@ class Args:
 
     def _check_init_from(self) -> None:
         """The --init-from file loads and its actor has this run's shape (before any work)."""
-        from agents.model_file import load_policy
-
-        try:
-            _, meta = load_policy(self.init_from)
-        except FileNotFoundError:
-            raise ValueError(f"init_from got {self.init_from!r}: no such file") from None
+        meta = self._init_from_meta()
         kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
         from snipsnap_env.observation import OBS_DIM, column_map
 
