@@ -20,17 +20,6 @@ PLAYER_COUNTS = range(3, 9)
 pettingzoo_state = importlib.import_module("pettingzoo.test.state_test")
 
 
-@pytest.fixture(autouse=True)
-def _quiet_known_warnings():
-    # api_test resets with options={"options": 1} on purpose; the env warns that it ignores it. The other two
-    # are api_test's generic remarks on Dict observations, which PettingZoo's own card games get as well.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="reset ignores unknown options")
-        warnings.filterwarnings("ignore", message="Observation space for each agent probably should be")
-        warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
-        yield
-
-
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
 @pytest.mark.parametrize("auto_forced", [False, True])
