@@ -36,9 +36,10 @@ from .opponents import make_opponent
 
 SELF = "self"  # in --opponents: a seat the learner holds too (the VecEnv's marker: snipsnap_env.vec_env.SELF)
 SNAPSHOT = "snapshot"  # in --opponents: frozen copies of the learner (train.learn.snapshots)
-# a new network's rank head (table summary, scorer's hidden units): 48 hidden units update 1.3x faster than the 64
-# of the models shipped before 2026-12-06 and learned as well over three seeds (docs/speed.md)
-RANK_HEAD = (32, 48)
+# a new network's rank head (table summary, scorer's hidden units). 48 hidden units update 1.3x faster and matched
+# 64 at the default budget over three seeds, but stalled at most_copies' level more often in short runs
+# (docs/speed.md, 2026-12-06): kept at 64
+RANK_HEAD = (32, 64)
 
 
 def opponent_files(args) -> dict[str, str]:
@@ -132,7 +133,7 @@ class Args:
         "(each lead's value in the true deal by --critic-rollouts rollouts, train.learn.rollout_critic); "
         "training only: the actor always reads the observation alone",
     )
-    critic_rollouts: int = arg(8, "--critic rollouts: rollouts per candidate lead and position", check=rollout_count)
+    critic_rollouts: int = arg(16, "--critic rollouts: rollouts per candidate lead and position", check=rollout_count)
     surrogate: str = arg(
         "auto",
         "PPO's clipped surrogate over the lead taken ('sampled', MaskablePPO's) or, with --critic rollouts, summed "
