@@ -155,6 +155,12 @@ def _checked_kwargs(kind: str, kwargs) -> dict:
     return checked
 
 
+def rank_head_sizes(kwargs: dict) -> tuple[int, int]:
+    """(table summary, scorer's hidden units) of a rank_shared policy from its (checked) keywords: a file that names
+    none has RankSharedPolicy's defaults, 32 and 64."""
+    return kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64)
+
+
 def _dense(inputs: int, sizes: list[int]) -> tuple[int, int]:
     """(parameters, outputs) of a stack of linear layers of ``sizes`` after ``inputs`` inputs."""
     total = 0
@@ -172,7 +178,7 @@ def parameter_count(kind: str, kwargs: dict, critic_inputs: int, obs_dim: int = 
     arch = kwargs.get("net_arch", [])
     if kind == "rank_shared":
         critic, last = _dense(inputs, value_arch(arch))
-        context, hidden = kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64)
+        context, hidden = rank_head_sizes(kwargs)
         head = _dense(table_features(obs_dim), [context])[0] + _dense(RANK_FEATURES + context, [hidden, hidden, 1])[0]
         return critic + last + 1 + head + context + 1  # + the value head, the pass logit
     pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)

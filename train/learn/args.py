@@ -4,6 +4,7 @@ before any work, and the named random streams every part of a run draws from."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -237,8 +238,9 @@ class Args:
             self.run_name = f"{'_'.join(sources)}_{self.rules}{table}_s{self.seed}"
         check_folder_name(self.run_name)
 
+    @functools.cached_property
     def _init_from_meta(self) -> dict:
-        """What the --init-from file says of its policy (a ValueError if there is no such file)."""
+        """What the --init-from file says of its policy, read once (a ValueError if there is no such file)."""
         from agents.model_file import load_policy
 
         try:
@@ -248,18 +250,17 @@ class Args:
 
     def _head_of_init_from(self) -> tuple[int, int] | None:
         """The rank head sizes of the --init-from file's policy, if it holds a rank_shared one."""
-        if not self.init_from or self.policy != "rank_shared":
-            return None
-        meta = self._init_from_meta()
-        if meta["policy"] != "rank_shared":
-            return None  # _check_init_from names the mismatch
-        kwargs = meta.get("policy_kwargs") or {}
-        return kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64)  # absent: the defaults of its day
+        if not self.init_from or self.policy != "rank_shared" or self._init_from_meta["policy"] != "rank_shared":
+            return None  # no file, or another kind: _check_init_from names the mismatch
+        from agents.model_file import rank_head_sizes
+
+        return rank_head_sizes(self._init_from_meta.get("policy_kwargs") or {})
 
     def _check_init_from(self) -> None:
         """The --init-from file loads and its actor has this run's shape (before any work)."""
-        meta = self._init_from_meta()
+        meta = self._init_from_meta
         kwargs = meta.get("policy_kwargs") or {}  # load_policy checked it, and its absence means the defaults
+        from agents.model_file import rank_head_sizes
         from snipsnap_env.observation import OBS_DIM, column_map
 
         if meta["policy"] != self.policy:  # the kind first: no layout makes the other kind fine-tune
@@ -272,7 +273,7 @@ class Args:
                 f"init_from {self.init_from} was trained on an earlier observation ({meta['observation_dim']} "
                 f"columns, this version makes {OBS_DIM}); it plays, but fine-tuning needs a model of this version's"
             )
-        sizes = (kwargs.get("rank_context", 32), kwargs.get("rank_hidden", 64))
+        sizes = rank_head_sizes(kwargs)
         if self.policy == "rank_shared" and sizes != tuple(self.rank_head):
             raise ValueError(
                 f"init_from {self.init_from} holds a rank_shared policy with head {sizes}; this run's --rank-head is "
