@@ -136,3 +136,9 @@ def test_parts_that_finish_in_any_order_are_timed_between_finishes(clock):
         bar.finished(parts[0])
         assert shown(bar) == "2/4 [00:03<00:03]"
     assert shown(bar) == "2/4 [00:03<00:03]" and len(bar.todo) == 2
+
+
+def test_parts_run_kind_by_kind_in_turn_so_every_kind_is_timed_after_one_round(clock):
+    parts = [Part(f"{kind}{n}", kind, 1) for kind in "abc" for n in range(3 if kind != "c" else 1)]
+    played = [part.label for part in PartsBar(parts, "card", disable=True)]
+    assert played == ["a0", "b0", "c0", "a1", "b1", "a2", "b2"]

@@ -32,8 +32,8 @@ def ladder(
     ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as
     :func:`train.measure.evaluation.evaluate`'s."""
     found = {}
-    by_size = [Part(f"{pool} {n}p", pool, deals, (n, pool)) for n in players for pool in opponents]  # kinds met early
-    for part in PartsBar(by_size, "ladder", disable=not progress):
+    cells = [Part(f"{pool} {n}p", pool, deals, (n, pool)) for pool in opponents for n in players]
+    for part in PartsBar(cells, "ladder", disable=not progress):  # pool by pool in turn: smallest tables first
         n, pool = part.what
         table = evaluate(
             candidates, [pool], n, rules, deals, seed, reference="most_copies", quiet=True,

@@ -52,7 +52,7 @@ from .measure.league_tables import (
 )
 from .runner.cli import add_flag, add_job_flags, between, new_parser, refuse_repeats
 from .runner.job import Job, Plan, Refusal
-from .runner.parts_bar import Part, PartsBar
+from .runner.parts_bar import Part, PartsBar, met_early
 from .runner.results_folder import csv_of, kept, pyplot, refuse_foreign
 from .runner.units import add_ray_flags, require_ray, start_runner
 
@@ -98,8 +98,8 @@ def run_league(settings: Settings, folder, runner, progress: bool = True) -> lis
     refuse_foreign(folder, TABLES)
     units = settings.units()
     tables = {unit: kept_table(folder, settings, *unit) for unit in units}
-    # the tables size by size in turn (3, 4, 5, 6, 3, 4, ...): every size is met early, so the time left is measured
-    todo = sorted((unit for unit in units if tables[unit] is None), key=lambda unit: (unit[1], unit[0]))
+    # submitted size by size in turn (3, 4, 5, 6, 3, 4, ...), as the bar's parts run: every size is timed early
+    todo = met_early([unit for unit in units if tables[unit] is None], lambda unit: unit[0])
     parts = {unit: Part(f"{unit[0]}p", str(unit[0]), 1) for unit in todo}
     owner = {runner.submit(play_table, settings, *unit): unit for unit in todo}
     with PartsBar(list(parts.values()), "league", disable=not progress) as bar:

@@ -180,16 +180,11 @@ def trained_rules(agent: str, policy) -> str | None:
 
 
 def card_parts(deals: int, exploit_deals: int) -> list[Part]:
-    """The card's parts in the order they are played: by table size, so that every kind of part (each kind of
-    cell, the exploitability search, the league) is met early and the bar's time left is measured from it."""
-    parts = []
-    for players in PLAYERS:
-        parts += [Part(f"{kind} {players}p", kind, deals, players) for kind in POOLS]
-        if players in EXPLOIT_PLAYERS:
-            parts.append(Part(f"exploit {players}p", "exploit", exploit_deals, players))
-        if players == min(LEAGUE_PLAYERS):  # one part, every size of the league
-            parts.append(Part("league", "league", 1))
-    return parts
+    """The card's parts: its cells, its exploitability searches and its league (one part, every size); the bar
+    plays them kind by kind in turn, so the smallest tables of every kind come first."""
+    cells = [Part(f"{kind} {players}p", kind, deals, players) for kind in POOLS for players in PLAYERS]
+    searches = [Part(f"exploit {players}p", "exploit", exploit_deals, players) for players in EXPLOIT_PLAYERS]
+    return [*cells, *searches, Part("league", "league", 1)]
 
 
 def exploit_entry(agent: str, players: int, exploit_deals: int, exploit_samples: int, seed: int, trust: bool,
@@ -386,9 +381,8 @@ def make_anchors(deals: int, seed: int, variance_reduction: int, folder, progres
     into ``folder`` (the job's own: the shipped anchors change only by a person copying the file over them)."""
     cells = {}
     anchored = [(kind, n) for kind in POOLS if POOLS[kind] is not None for n in PLAYERS]
-    by_size = sorted(anchored, key=lambda cell: cell[1])  # every kind met early: the bar's time left holds
-    parts = [Part(f"{kind} {players}p", kind, deals, (kind, players)) for kind, players in by_size]
-    for part in PartsBar(parts, "anchors", disable=not progress):
+    parts = [Part(f"{kind} {players}p", kind, deals, (kind, players)) for kind, players in anchored]
+    for part in PartsBar(parts, "anchors", disable=not progress):  # kind by kind in turn: smallest tables first
         kind, players = part.what
         rows = evaluate(
             ["most_copies", *ANCHORED], pool_of(kind, ""), players, "scarne", deals, seed + players,

@@ -7,14 +7,14 @@ left is the sum, over the parts still to do, of size × the seconds per unit tha
 same kind* took (the last, so that the first part's compile time does not count twice), or the mean seconds
 per unit of the finished parts while a kind has none yet. A part that reports its units as it goes
 (:meth:`PartsBar.advance`) is timed by its own rate so far. The bar is in seconds of work — spent, and spent
-plus left — so its percentage is of time. A job should order its parts so that every kind is met early (a
-score card goes by table size).
+plus left — so its percentage is of time. So that every kind is met early, the bar plays the parts kind by kind
+in turn (:func:`met_early`): a job lists them in its own order and keys what each part gives.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -26,8 +26,19 @@ class Part:
     what: object = None  # what the job needs to play it
 
 
+def met_early(items: Sequence, kind: Callable) -> list:
+    """``items`` kind by kind in turn (the first of each kind in the order kinds first appear, then the second of
+    each, ...), so that a measure by kind has every kind after one round."""
+    by_kind: dict = {}
+    for item in items:
+        by_kind.setdefault(kind(item), []).append(item)
+    rounds = max(map(len, by_kind.values()), default=0)
+    return [group[i] for i in range(rounds) for group in by_kind.values() if i < len(group)]
+
+
 class PartsBar:
-    """Iterate over ``parts`` (``for part in PartsBar(parts, "score card")``): the bar shows how many parts are
+    """Iterate over ``parts`` (``for part in PartsBar(parts, "score card")``, in :func:`met_early`'s order): the bar
+    shows how many parts are
     done, the one running, the time spent and the time left (``[spent<left]``, as tqdm writes them), measured as
     the module says. Parts that run side by side and finish in any order (a league's tables on Ray) are reported
     with :meth:`finished` inside ``with PartsBar(...)``: a part's time is then the time since the last one
@@ -57,7 +68,7 @@ class PartsBar:
 
     def __iter__(self) -> Iterator[Part]:
         with self:
-            for part in self.parts:
+            for part in met_early(self.parts, lambda part: part.kind):
                 self.part, self.done = part, 0.0
                 self._show()
                 yield part
