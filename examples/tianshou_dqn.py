@@ -3,7 +3,7 @@
     pip install -e ".[train,recipes]"
     python examples/tianshou_dqn.py                           # 4 players, 30,000 env steps: 4-10 minutes here
     python examples/tianshou_dqn.py --reward lead_advantage   # the same on the project's training signal
-    python examples/tianshou_dqn.py --steps 3000      # a smoke run
+    python examples/tianshou_dqn.py --steps 3000              # a smoke run
 
 Tianshou's multi-agent algorithm gives each agent an algorithm; here one DQN plays every seat (parameter
 sharing, so every seat's choices train it). PettingZooEnv hands the action mask to the policy as ``obs.mask``,
