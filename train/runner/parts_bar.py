@@ -39,9 +39,10 @@ def met_early(items: Sequence, kind: Callable) -> list:
 class PartsBar:
     """Iterate over ``parts`` (``for part in PartsBar(parts, "score card")``, in :func:`met_early`'s order): the bar
     shows how many parts are done, the one running, the time spent and the time left (``[spent<left]``, as tqdm
-    writes them), measured as the module says. Parts that run side by side and finish in any order (a league's tables on Ray) are reported
-    with :meth:`finished` inside ``with PartsBar(...)``: a part's time is then the time since the last one
-    finished, what the side-by-side work takes per part. Without tqdm (or with ``disable``) nothing is shown."""
+    writes them), measured as the module says. Parts that run side by side and finish in any order (a league's
+    tables on Ray) are reported with :meth:`finished` inside ``with PartsBar(...)``: a part's time is then the time
+    since the last one finished, what the side-by-side work takes per part. Without tqdm (or with ``disable``)
+    nothing is shown."""
 
     def __init__(self, parts: Sequence[Part], desc: str, disable: bool = False):
         self.parts, self.desc, self.disable = list(parts), desc, disable
