@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import types
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numba
 
@@ -72,14 +73,27 @@ def in_chunks(serial, games: int, chunk_args, work: int) -> None:
     call): too short for OpenMP on a busy machine, long enough for threads that sleep instead of spinning
     while they wait. Every game reads only its own row and seeds, so the chunks give the numbers one call gives.
     """
-    global _POOL
-    count = min(cores(), numba.config.NUMBA_NUM_THREADS)
+    count = _thread_count()
     if work < CHUNKED_MIN_WORK or count == 1 or games < 2:
         serial(*chunk_args(0, games))
         return
+    bounds = [games * i // count for i in range(count + 1)]
+    on_threads([partial(serial, *chunk_args(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+
+
+def on_threads(calls) -> list:
+    """The results of ``calls`` (functions of no argument) in their order, run at once on a pool of plain threads,
+    one per core (one after another on one core). For work that releases the GIL — compiled kernels, torch's
+    operations — in pieces of milliseconds: the threads sleep while they wait, so a busy machine loses no core
+    to spinning (the module's docstring). The results never depend on which ran where."""
+    global _POOL
+    count = _thread_count()
+    if count == 1 or len(calls) < 2:
+        return [call() for call in calls]
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=count, thread_name_prefix="snipsnap-kernel")
-    bounds = [games * i // count for i in range(count + 1)]
-    futures = [_POOL.submit(serial, *chunk_args(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
-    for future in futures:
-        future.result()
+    return [future.result() for future in [_POOL.submit(call) for call in calls]]
+
+
+def _thread_count() -> int:
+    return min(cores(), numba.config.NUMBA_NUM_THREADS)
