@@ -1,6 +1,7 @@
 """Training is byte-reproducible wherever it runs: the same settings and seed write the same model bytes on a quiet
 machine and beside busy processes (which take cores from numba's and torch's threads), and whether the kernels ran
-serially, in parallel or in chunks (snipsnap_env.parallelism)."""
+serially, in parallel or in chunks, and the update's shards on threads or one after another
+(snipsnap_env.parallelism)."""
 
 import hashlib
 import multiprocessing
@@ -44,5 +45,6 @@ def test_the_same_run_writes_the_same_model_quiet_and_beside_busy_processes(tmp_
             hog.join(timeout=10)
     monkeypatch.setattr(parallelism, "CHUNKED_MIN_WORK", 10**12)  # the critic's rollouts in one serial call
     monkeypatch.setattr(parallelism, "PARALLEL_MIN_WORK", 0)  # and every other loop on numba's threads
+    monkeypatch.setattr(parallelism, "cores", lambda: 1)  # the update's shards one after another (on_threads)
     other_loops = trained_bytes(tmp_path, "other_loops")
     assert quiet == busy == other_loops

@@ -5,8 +5,8 @@ The phases of one PPO iteration: the learner's rollouts (the VecEnv stepping eve
 learner's network choosing in torch), the critic's rollouts of the true deal (each candidate lead's value from
 ``--critic-rollouts`` rollouts, inside the VecEnv's step), and the PPO update (``--n-epochs`` passes of
 forward and backward over the rollout). The limits: the batched engine alone (4,096 tables, random leads, no
-learning), and one forward and backward pass of the policy on a minibatch of real observations, both on this
-machine in the same run.
+learning), and one forward and backward pass of the policy on a minibatch of real observations, in the shards
+and on the threads the update uses, both on this machine in the same run.
 
     python -m train.bench_training                             # the default recipe, 3 PPO iterations: ~1 minute
     python -m train.bench_training --iterations 5 --critic-rollouts 16 --json phases.json
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 from contextlib import contextmanager
+from functools import partial, reduce
 
 from .learn.args import Args
 from .measure.speed import batch_speed, check_json, save_json
@@ -82,11 +83,14 @@ def phases(args: Args, iterations: int) -> dict:
 
 
 def update_limit(args: Args, seconds: float = 3.0) -> float:
-    """Samples per second of one forward and backward pass of the policy (minibatches of real observations)."""
+    """Samples per second of one forward and backward pass of the policy (minibatches of real observations; the
+    all-leads update's in its shards on the cores, as it runs)."""
     import numpy as np
     import torch
 
-    from .learn.rollout_critic import AllActionPPO
+    from snipsnap_env.parallelism import on_threads
+
+    from .learn.rollout_critic import UPDATE_SHARDS, AllActionPPO, action_log_probs
     from .learn.run import new_model
     from .learn.vec_envs import make_vec_env
 
@@ -100,15 +104,27 @@ def update_limit(args: Args, seconds: float = 3.0) -> float:
     policy = model.policy
     policy.set_training_mode(True)
     actor_only = isinstance(model, AllActionPPO)  # its update evaluates the actor alone (no value network)
+    parameters = list(policy.action_net.parameters() if actor_only else policy.parameters())
+
+    inputs = policy.action_net.inputs(x.float())
+    illegal, taken = torch.as_tensor(~m), actions.unsqueeze(1)
+
+    def gradient(rows: torch.Tensor) -> tuple:
+        if actor_only:  # as its update does: the head alone (SB3's distribution object is one per policy)
+            log_prob = action_log_probs(policy.action_net, inputs, illegal, rows).gather(1, taken[rows])
+        else:
+            _, log_prob, _ = policy.evaluate_actions(x[rows], actions[rows], action_masks=m[rows.numpy()])
+        return torch.autograd.grad(-log_prob.sum() / len(x), parameters)
+
+    # the all-leads update's minibatch in its shards, each on a core (train.learn.rollout_critic.UPDATE_SHARDS)
+    shards = torch.arange(len(x)).chunk(UPDATE_SHARDS if actor_only else 1)
     count, began = 0, time.perf_counter()
     while time.perf_counter() - began < seconds:
-        if actor_only:
-            log_prob = policy.get_distribution(x, m).distribution.log_prob(actions)
-        else:
-            _, log_prob, _ = policy.evaluate_actions(x, actions, action_masks=m)
-        policy.optimizer.zero_grad()
-        (-log_prob.mean()).backward()
+        parts = on_threads([partial(gradient, rows) for rows in shards])
+        for parameter, *gradients in zip(parameters, *parts):
+            parameter.grad = reduce(torch.add, gradients)
         policy.optimizer.step()
+        policy.optimizer.zero_grad()
         count += len(x)
     return count / (time.perf_counter() - began)
 

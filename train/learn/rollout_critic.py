@@ -85,7 +85,12 @@ class AllActionPPO(RolloutCriticPPO):
         if observations.shape[1] != OBS_DIM + LEAD_VALUES_DIM:
             raise ValueError("AllActionPPO needs observations followed by the lead values (lead_values > 0)")
         masks = buffer.action_masks.reshape(len(observations), -1).astype(bool)
-        old_log_probs = self._log_probs(observations, masks)[:, :NUM_RANKS]
+        self.policy.set_training_mode(True)  # the head scores the held ranks only, here as in the fit
+        head = self.policy.action_net  # rank_shared (the rollouts critic needs it): its inputs once, not per epoch
+        with torch.no_grad():
+            inputs = head.inputs(torch.as_tensor(observations, dtype=torch.float32))
+        illegal = torch.as_tensor(~masks)
+        old_log_probs = self._log_probs(head, inputs, illegal)[:, :NUM_RANKS]
         legal = masks[:, :NUM_RANKS]
         old_probs = np.where(legal, np.exp(old_log_probs), 0.0)
         values = observations[:, OBS_DIM : OBS_DIM + LEAD_VALUES_DIM] * CHIP_SCALE
@@ -94,37 +99,30 @@ class AllActionPPO(RolloutCriticPPO):
         self.logger.record("train/lead_advantage_std", spread)
         if self.normalize_advantage:  # over the whole rollout: the sum over leads is already noiseless
             advantages /= spread + 1e-8
-        self._fit(observations, masks, old_log_probs, old_probs, advantages)
+        self._fit(head, inputs, illegal, old_log_probs, old_probs, advantages)
 
-    def _log_probs(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Log-probabilities of every action under the policy that collected the rollout (about -1e8 where illegal,
-        as SB3 masks)."""
-        with torch.no_grad():
-            return np.concatenate(
-                [
-                    self.policy.get_distribution(torch.as_tensor(observations[i : i + 8192]), masks[i : i + 8192])
-                    .distribution.logits.numpy()
-                    for i in range(0, len(observations), 8192)
-                ]
-            )
+    @staticmethod
+    def _log_probs(head, inputs, illegal) -> np.ndarray:
+        """Log-probabilities of every action under the policy that collected the rollout, computed as the fit
+        computes them (about -1e8 where illegal, as SB3 masks); in pieces, on the cores."""
 
-    def _fit(self, observations, masks, old_log_probs, old_probs, advantages) -> None:
-        self.policy.set_training_mode(True)
+        def piece(rows: torch.Tensor) -> np.ndarray:
+            with torch.no_grad():  # (per thread)
+                return action_log_probs(head, inputs, illegal, rows).numpy()
+
+        return np.concatenate(on_threads([partial(piece, rows) for rows in torch.arange(len(illegal)).split(8192)]))
+
+    def _fit(self, head, inputs, illegal, old_log_probs, old_probs, advantages) -> None:
         self._update_learning_rate(self.policy.optimizer)
         clip_range = self.clip_range(self._current_progress_remaining)
         arrays = (old_log_probs, old_probs, advantages)
         old_log_probs, old_probs, advantages = (torch.as_tensor(a, dtype=torch.float32) for a in arrays)
-        head = self.policy.action_net  # rank_shared (the rollouts critic needs it): its inputs once, not per epoch
-        with torch.no_grad():
-            inputs = head.inputs(torch.as_tensor(observations, dtype=torch.float32))
-        illegal = torch.as_tensor(~masks)
         parameters = list(head.parameters())  # all the loss reads: the value network is not fitted
 
         def shard(rows: torch.Tensor, size: int) -> tuple:
             """This shard's part of the minibatch's loss (its rows' sum over ``size``), its gradient, and its
             KL(pi_old || pi) and share clipped summed over its rows."""
-            logits = head.logits(*(x[rows] for x in inputs)).masked_fill(illegal[rows], -1e8)  # as SB3 masks
-            log_probs = torch.log_softmax(logits, dim=1)[:, :NUM_RANKS]
+            log_probs = action_log_probs(head, inputs, illegal, rows)[:, :NUM_RANKS]
             weights, gains = old_probs[rows], advantages[rows]
             log_ratio = torch.where(weights > 0, log_probs - old_log_probs[rows], 0.0)
             ratio = log_ratio.exp()
@@ -141,7 +139,7 @@ class AllActionPPO(RolloutCriticPPO):
 
         losses, clipped, kls = [], [], []
         for _ in range(self.n_epochs):
-            order = torch.randperm(len(observations))
+            order = torch.randperm(len(illegal))
             for rows in order.split(self.batch_size):
                 # The same shards on any machine, so the same bytes; on 2 cores each on its own (torch's operations
                 # release the GIL): the update runs 1.7x faster than on one thread (docs/speed.md)
@@ -160,3 +158,9 @@ class AllActionPPO(RolloutCriticPPO):
         self.logger.record("train/clip_fraction", np.mean(clipped))
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
         self.logger.record("train/clip_range", clip_range)
+
+
+def action_log_probs(head, inputs, illegal, rows: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of every action in ``rows`` from the head's :meth:`~agents.rank_policy.RankSharedHead.inputs`
+    (illegal actions at about -1e8, as SB3 masks them)."""
+    return torch.log_softmax(head.logits(*(x[rows] for x in inputs)).masked_fill(illegal[rows], -1e8), dim=1)
