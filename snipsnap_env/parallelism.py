@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import types
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
 import numba
@@ -73,12 +74,25 @@ def in_chunks(serial, games: int, chunk_args, work: int) -> None:
     call): too short for OpenMP on a busy machine, long enough for threads that sleep instead of spinning
     while they wait. Every game reads only its own row and seeds, so the chunks give the numbers one call gives.
     """
+    start_in_chunks(serial, games, chunk_args, work)()
+
+
+def start_in_chunks(serial, games: int, chunk_args, work: int) -> Callable[[], None]:
+    """:func:`in_chunks` begun: the chunks run on the pool's threads while the caller goes on, and the function
+    returned waits for them (and raises what they raised). One call, below :data:`CHUNKED_MIN_WORK` or on one
+    core, runs at once."""
     count = _thread_count()
     if work < CHUNKED_MIN_WORK or count == 1 or games < 2:
         serial(*chunk_args(0, games))
-        return
+        return lambda: None
     bounds = [games * i // count for i in range(count + 1)]
-    on_threads([partial(serial, *chunk_args(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+    futures = _submit([partial(serial, *chunk_args(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo])
+
+    def wait() -> None:
+        for future in futures:
+            future.result()
+
+    return wait
 
 
 def on_threads(calls) -> list:
@@ -86,13 +100,16 @@ def on_threads(calls) -> list:
     one per core (one after another on one core). For work that releases the GIL — compiled kernels, torch's
     operations — in pieces of milliseconds: the threads sleep while they wait, so a busy machine loses no core
     to spinning (the module's docstring). The results never depend on which ran where."""
-    global _POOL
-    count = _thread_count()
-    if count == 1 or len(calls) < 2:
+    if _thread_count() == 1 or len(calls) < 2:
         return [call() for call in calls]
+    return [future.result() for future in _submit(calls)]
+
+
+def _submit(calls) -> list[Future]:
+    global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=count, thread_name_prefix="snipsnap-kernel")
-    return [future.result() for future in [_POOL.submit(call) for call in calls]]
+        _POOL = ThreadPoolExecutor(max_workers=_thread_count(), thread_name_prefix="snipsnap-kernel")
+    return [_POOL.submit(call) for call in calls]
 
 
 def _thread_count() -> int:

@@ -16,7 +16,7 @@ the value of each of the learner's leads in the true deal (``lead_values``, :mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -28,7 +28,7 @@ from .kernel import POLICIES, RANDOM, policy_codes
 from .kernel_network import NETWORK, Networks, network_actions, stack
 from .lead_values import lead_values
 from .observation import CHIP_SCALE, table_template
-from .parallelism import in_chunks
+from .parallelism import start_in_chunks
 from .state import HANDS_DIM, LEAD_VALUES_DIM, critic_bounds, hands
 from .training_signal import DEFAULT_ROLLOUTS, signal_for
 
@@ -218,6 +218,12 @@ class SnipSnapVecEnv(InProcessVecEnv):
         self._actions = whole_actions(actions, self.num_envs)
 
     def step_wait(self):
+        return self._finish_step(self._begin_step())
+
+    def _begin_step(self) -> tuple:
+        """A step, to the learner's next choice in every game, with the critic's rollouts of that position begun
+        on the pool's threads (:class:`TablesVecEnv` steps its other tables meanwhile): :meth:`_finish_step`
+        waits for them."""
         if self.lead_values:
             self._book_gains()
         rewards = self._carry.copy()
@@ -229,18 +235,36 @@ class SnipSnapVecEnv(InProcessVecEnv):
         step = self.batch.step(self._actions)
         self._collect(step, rewards, dones, infos)
         self._obs, self._mask = self._play_others(step[0], step[1], rewards, dones, infos)
-        return self._with_state(self._obs), rewards.astype(np.float32), dones, infos
+        return self._begin_state(self._obs), rewards.astype(np.float32), dones, infos
+
+    @staticmethod
+    def _finish_step(begun: tuple):
+        with_state, *rest = begun
+        return with_state(), *rest
 
     def _with_state(self, obs: np.ndarray) -> np.ndarray:
         """``obs``, followed with ``critic_state`` by every hand relative to the learner's seat, with
         ``lead_values`` by the value of each lead in the true deal: what a critic that sees the whole deal
         reads (an actor reads the first OBS_DIM columns only)."""
+        return self._begin_state(obs)()
+
+    def _begin_state(self, obs: np.ndarray) -> Callable[[], np.ndarray]:
+        """:meth:`_with_state` as a function to call for it, the lead values' rollouts running meanwhile."""
         if self.critic_state:
-            return np.concatenate([obs, hands(self.batch.games.holding, self.learner_seat)], axis=1)
-        if self.lead_values:
-            self._values = self.values_of_leads()
+            full = np.concatenate([obs, hands(self.batch.games.holding, self.learner_seat)], axis=1)
+            return lambda: full
+        if not self.lead_values:
+            return lambda: obs
+        values = self.begin_values_of_leads()
+
+        def with_values() -> np.ndarray:
+            self._values = self._wait_for_values(values)
             return np.concatenate([obs, np.nan_to_num(self._values / CHIP_SCALE)], axis=1)
-        return obs
+
+        return with_values
+
+    def _wait_for_values(self, values: Callable[[], np.ndarray]) -> np.ndarray:
+        return values()  # (a method of its own: train.bench_training times the critic's wait)
 
     def _book_gains(self) -> None:
         """Add what each real lead chosen now gains over most_copies' lead, by the lead values (chips), to
@@ -268,6 +292,12 @@ class SnipSnapVecEnv(InProcessVecEnv):
     def values_of_leads(self) -> np.ndarray:
         """(num_envs, 13) chips the learner makes from now after each legal lead (NaN where not legal), from
         ``lead_values`` rollouts of the true deal per candidate (:func:`snipsnap_env.lead_values.lead_values`)."""
+        return self.begin_values_of_leads()()
+
+    def begin_values_of_leads(self) -> Callable[[], np.ndarray]:
+        """:meth:`values_of_leads` begun on the pool's threads (:func:`snipsnap_env.parallelism.start_in_chunks`):
+        the function returned waits for them and returns them. Until then this table must not step: the rollouts
+        read its games as they are."""
         if self._learner is None and self._needs_learner():
             raise RuntimeError("the rollouts seat the learner's network: set_learner() first")
         games = self.batch.games
@@ -284,8 +314,13 @@ class SnipSnapVecEnv(InProcessVecEnv):
                     self._template)  # fmt: skip
 
         # about three candidate leads a game: ~10 ms a call in training, on threads that sleep while they wait
-        in_chunks(lead_values.serial, self.num_envs, chunk, 3 * self.num_envs * self.lead_values)
-        return values
+        wait = start_in_chunks(lead_values.serial, self.num_envs, chunk, 3 * self.num_envs * self.lead_values)
+
+        def finished() -> np.ndarray:
+            wait()
+            return values
+
+        return finished
 
     def seat_codes(self) -> np.ndarray:
         """(num_envs, num_players) the kernel policy of every seat as the games are seated (the learner's
@@ -456,7 +491,9 @@ class TablesVecEnv(InProcessVecEnv):
             table.step_async(actions[start:stop])
 
     def step_wait(self):
-        steps = [table.step_wait() for table in self.tables]
+        # each table's critic rollouts run on the pool's threads while the tables after it step (docs/speed.md)
+        begun = [table._begin_step() for table in self.tables]
+        steps = [table._finish_step(step) for table, step in zip(self.tables, begun)]
         obs, rewards, dones = (np.concatenate([step[i] for step in steps]) for i in range(3))
         return obs, rewards, dones, [info for step in steps for info in step[3]]
 

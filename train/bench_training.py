@@ -3,7 +3,8 @@
 
 The phases of one PPO iteration: the learner's rollouts (the VecEnv stepping every table, the opponents, the
 learner's network choosing in torch), the critic's rollouts of the true deal (each candidate lead's value from
-``--critic-rollouts`` rollouts, inside the VecEnv's step), and the PPO update (``--n-epochs`` passes of
+``--critic-rollouts`` rollouts, inside the VecEnv's step: the part of them the other tables' steps do not
+hide), and the PPO update (``--n-epochs`` passes of
 forward and backward over the rollout). The limits: the batched engine alone (4,096 tables, random leads, no
 learning), and one forward and backward pass of the policy on a minibatch of real observations, in the shards
 and on the threads the update uses, both on this machine in the same run.
@@ -66,7 +67,8 @@ def phases(args: Args, iterations: int) -> dict:
     totals = {"collect": 0.0, "critic": 0.0, "update": 0.0}
     with (
         timed(MaskablePPO, "collect_rollouts", totals, "collect"),
-        timed(SnipSnapVecEnv, "values_of_leads", totals, "critic"),
+        timed(SnipSnapVecEnv, "begin_values_of_leads", totals, "critic"),
+        timed(SnipSnapVecEnv, "_wait_for_values", totals, "critic"),
         timed(type(model), "train", totals, "update"),
     ):
         began = time.perf_counter()
