@@ -15,18 +15,23 @@ still only the observation: an asymmetric actor-critic whose actor plays from wh
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import OBS_DIM, PER_RANK, SLICES
+from snipsnap_env.parallelism import on_threads
 
 from .rank_sizes import CONTEXT_START, RANK_FEATURES, table_features, value_arch  # noqa: F401 (re-exported)
 
 _PER_RANK = PER_RANK
 _CONTEXT_START = CONTEXT_START
 TABLE_FEATURES = table_features()
+#: the rollouts' forward in this many pieces: one per core on 2 cores, the same pieces (so bytes) on any machine
+FORWARD_PIECES = 2
 
 
 class RankSharedHead(nn.Module):
@@ -84,6 +89,8 @@ class RankSharedHead(nn.Module):
 class RankSharedPolicy(MaskableActorCriticPolicy):
     """MaskableActorCriticPolicy whose action head is :class:`RankSharedHead` on the raw observation."""
 
+    reads_values = True  # whether the rollouts' forward computes the values (a trainer that reads none turns it off)
+
     def __init__(
         self, *args, net_arch=None, rank_context: int = 32, rank_hidden: int = 64, obs_dim: int = OBS_DIM, **kwargs
     ):
@@ -92,6 +99,28 @@ class RankSharedPolicy(MaskableActorCriticPolicy):
         self.rank_context, self.rank_hidden, self.obs_dim = rank_context, rank_hidden, obs_dim
         # pi=[]: the policy latent is the observation itself, which the shared head reads
         super().__init__(*args, net_arch={"pi": [], "vf": list(vf)}, **kwargs)
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = False, action_masks=None):
+        """MaskableActorCriticPolicy's forward (the rollouts' choices: thousands of positions a step), with the head
+        run in :data:`FORWARD_PIECES` pieces on the cores and the value network skipped where nothing reads its
+        values (``reads_values`` off: train.learn.rollout_critic.AllActionPPO): 2.5x faster a call here."""
+        features = self.extract_features(obs)  # the observation itself: the policy net is empty (pi=[])
+        if self.reads_values:
+            values = self.value_net(self.mlp_extractor.forward_critic(features))
+        else:
+            values = features.new_zeros(len(features), 1)
+        grad = torch.is_grad_enabled()  # per thread in torch: the pieces' threads take the caller's
+
+        def piece(rows: torch.Tensor) -> torch.Tensor:
+            with torch.set_grad_enabled(grad):
+                return self.action_net(rows)
+
+        logits = torch.cat(on_threads([partial(piece, rows) for rows in features.chunk(FORWARD_PIECES)]))
+        distribution = self.action_dist.proba_distribution(action_logits=logits)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        actions = distribution.get_actions(deterministic=deterministic)
+        return actions.reshape((-1, *self.action_space.shape)), values, distribution.log_prob(actions)
 
     def _get_constructor_parameters(self) -> dict:
         # saved with the model, so a loaded model rebuilds a head of the same size

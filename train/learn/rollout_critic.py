@@ -79,6 +79,10 @@ class AllActionPPO(RolloutCriticPPO):
     optimiser, the clipping schedule and the checkpoints are MaskablePPO's.
     """
 
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        self.policy.reads_values = False  # the rollouts' values: nothing reads them
+
     def train(self) -> None:
         buffer = self.rollout_buffer
         observations = buffer.observations.reshape(-1, buffer.observations.shape[-1])
