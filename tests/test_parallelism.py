@@ -57,3 +57,41 @@ def test_lead_values_in_chunks_on_threads_are_those_of_one_call(monkeypatch):
         values.append(env.values_of_leads())
     np.testing.assert_array_equal(values[0], values[1])
     assert np.isfinite(values[0]).any()
+
+
+def test_on_threads_returns_every_result_in_order_on_threads_and_on_one_core(monkeypatch):
+    import threading
+
+    calls = [lambda i=i: (i, threading.current_thread().name) for i in range(5)]
+    on_pool = parallelism.on_threads(calls)
+    assert [i for i, _ in on_pool] == list(range(5))
+    monkeypatch.setattr(parallelism, "cores", lambda: 1)
+    alone = parallelism.on_threads(calls)
+    assert alone == [(i, threading.current_thread().name) for i in range(5)]  # one after another, here
+
+
+def test_tables_stepped_while_the_critic_of_the_others_runs_see_what_tables_stepped_alone_see():
+    """TablesVecEnv begins each table's lead-value rollouts on the pool and steps the next table meanwhile: the
+    observations (lead values included), rewards and ends are those of each table stepped on its own."""
+    pytest.importorskip("stable_baselines3")
+    from snipsnap_env.vec_env import SnipSnapVecEnv, TablesVecEnv
+
+    def tables():
+        return [SnipSnapVecEnv(48, n, opponents=[agents.make("most_copies")], seed=n, lead_values=4) for n in (3, 5)]
+
+    together, alone = TablesVecEnv(tables()), tables()
+    first = together.reset(), np.concatenate([table.reset() for table in alone])
+    np.testing.assert_array_equal(*first)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        mask = together.action_masks()
+        actions = np.where(mask, rng.random(mask.shape), -1).argmax(axis=1)
+        together.step_async(actions)
+        got = together.step_wait()
+        parts = []
+        for table, start in zip(alone, (0, 48)):
+            table.step_async(actions[start : start + 48])
+            parts.append(table.step_wait())
+        for i in range(3):
+            np.testing.assert_array_equal(got[i], np.concatenate([part[i] for part in parts]))
+    assert np.abs(got[0][:, -13:]).sum() > 0  # the lead values are there
