@@ -30,6 +30,11 @@ from .rank_sizes import CONTEXT_START, RANK_FEATURES, table_features, value_arch
 _PER_RANK = PER_RANK
 _CONTEXT_START = CONTEXT_START
 TABLE_FEATURES = table_features()
+#: the orthogonal init's gain of the scorer's last layer. SB3 gives a policy's last layer 0.01 so that it starts
+#: near uniform; the scorer starts there anyway (its hidden layers' default init: scores within 0.003 of each other),
+#: and at 0.01 PPO's first iterations drove its second tanh layer into saturation before the ranks' scores parted
+#: in some runs: every rank then scored alike and the run ended at most_copies' level (docs/speed.md, seed 3)
+SCORER_GAIN = 1.0
 #: the rollouts' forward in this many pieces: one per core on 2 cores, the same pieces (so bytes) on any machine
 FORWARD_PIECES = 2
 
@@ -134,6 +139,6 @@ class RankSharedPolicy(MaskableActorCriticPolicy):
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
         self.action_net = RankSharedHead(self.rank_context, self.rank_hidden, self.obs_dim)
-        if self.ortho_init:
-            self.action_net.scorer[-1].apply(lambda m: self.init_weights(m, gain=0.01))
+        if self.ortho_init:  # (SB3 shrinks a policy's last layer to 0.01: not this one, see SCORER_GAIN)
+            self.action_net.scorer[-1].apply(lambda m: self.init_weights(m, gain=SCORER_GAIN))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
