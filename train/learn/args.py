@@ -171,8 +171,9 @@ class Args:
     progress: bool = arg(True, "show a progress bar")
     threads: int = arg(
         1,
-        "torch CPU threads (1: the update gains 15-25%% from a second thread alone, and beside another busy process "
-        "two threads made a third of the speed: docs/speed.md)",
+        "torch's own CPU threads in each piece of work (the update's shards and the rollouts' forward already run "
+        "one per core, on threads that sleep while they wait; a second torch thread made a third of the speed "
+        "beside another busy process: docs/speed.md)",
         check=between(1, 256),
     )
 
