@@ -23,9 +23,9 @@ from torch import nn
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.observation import OBS_DIM, PER_RANK, SLICES
-from snipsnap_env.parallelism import on_threads
 
 from .rank_sizes import CONTEXT_START, RANK_FEATURES, table_features, value_arch  # noqa: F401 (re-exported)
+from .threads import on_torch_threads
 
 _PER_RANK = PER_RANK
 _CONTEXT_START = CONTEXT_START
@@ -114,13 +114,8 @@ class RankSharedPolicy(MaskableActorCriticPolicy):
             values = self.value_net(self.mlp_extractor.forward_critic(features))
         else:
             values = features.new_zeros(len(features), 1)
-        grad = torch.is_grad_enabled()  # per thread in torch: the pieces' threads take the caller's
-
-        def piece(rows: torch.Tensor) -> torch.Tensor:
-            with torch.set_grad_enabled(grad):
-                return self.action_net(rows)
-
-        logits = torch.cat(on_threads([partial(piece, rows) for rows in features.chunk(FORWARD_PIECES)]))
+        pieces = features.chunk(FORWARD_PIECES)
+        logits = torch.cat(on_torch_threads([partial(self.action_net, rows) for rows in pieces]))
         distribution = self.action_dist.proba_distribution(action_logits=logits)
         if action_masks is not None:
             distribution.apply_masking(action_masks)

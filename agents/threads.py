@@ -18,3 +18,26 @@ def set_torch_threads(count: int) -> None:
 
     numba.get_num_threads()  # launches numba's pool now, so that it cannot reset torch's count later
     torch.set_num_threads(count)
+
+
+def on_torch_threads(calls) -> list:
+    """:func:`snipsnap_env.parallelism.on_threads` for torch's work: each call runs with the caller's grad mode
+    and torch thread count. Torch keeps both per thread, and a pool thread keeps the count torch had when the
+    thread first ran torch's work: a pool started while the count was 1 multiplied matrices on one thread ever
+    after, and a training run beside such a pool wrote other bytes than in a fresh process (the last bits of a
+    sum depend on the number of threads that shared it)."""
+    from functools import partial
+
+    import torch
+
+    from snipsnap_env.parallelism import on_threads
+
+    grad, count = torch.is_grad_enabled(), torch.get_num_threads()
+
+    def run(call):
+        if torch.get_num_threads() != count:  # this thread's own count: set it to the caller's
+            torch.set_num_threads(count)
+        with torch.set_grad_enabled(grad):
+            return call()
+
+    return on_threads([partial(run, call) for call in calls])

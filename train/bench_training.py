@@ -90,7 +90,7 @@ def update_limit(args: Args, seconds: float = 3.0) -> float:
     import numpy as np
     import torch
 
-    from snipsnap_env.parallelism import on_threads
+    from agents.threads import on_torch_threads
 
     from .learn.rollout_critic import UPDATE_SHARDS, AllActionPPO, action_log_probs
     from .learn.run import new_model
@@ -122,7 +122,7 @@ def update_limit(args: Args, seconds: float = 3.0) -> float:
     shards = torch.arange(len(x)).chunk(UPDATE_SHARDS if actor_only else 1)
     count, began = 0, time.perf_counter()
     while time.perf_counter() - began < seconds:
-        parts = on_threads([partial(gradient, rows) for rows in shards])
+        parts = on_torch_threads([partial(gradient, rows) for rows in shards])
         for parameter, *gradients in zip(parameters, *parts):
             parameter.grad = reduce(torch.add, gradients)
         policy.optimizer.step()

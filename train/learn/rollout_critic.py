@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
+from agents.threads import on_torch_threads
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.observation import CHIP_SCALE, OBS_DIM
-from snipsnap_env.parallelism import on_threads
 from snipsnap_env.state import LEAD_VALUES_DIM
 
 #: each minibatch's gradient is summed from this many shards, in order: one per core on 2 cores, and the same
@@ -110,11 +110,10 @@ class AllActionPPO(RolloutCriticPPO):
         """Log-probabilities of every action under the policy that collected the rollout, computed as the fit
         computes them (about -1e8 where illegal, as SB3 masks); in pieces, on the cores."""
 
-        def piece(rows: torch.Tensor) -> np.ndarray:
-            with torch.no_grad():  # (per thread)
-                return action_log_probs(head, inputs, illegal, rows).numpy()
-
-        return np.concatenate(on_threads([partial(piece, rows) for rows in torch.arange(len(illegal)).split(8192)]))
+        pieces = torch.arange(len(illegal)).split(8192)
+        calls = [partial(action_log_probs, head, inputs, illegal, rows) for rows in pieces]
+        with torch.no_grad():
+            return np.concatenate(on_torch_threads(calls))
 
     def _fit(self, head, inputs, illegal, old_log_probs, old_probs, advantages) -> None:
         self._update_learning_rate(self.policy.optimizer)
@@ -147,7 +146,7 @@ class AllActionPPO(RolloutCriticPPO):
             for rows in order.split(self.batch_size):
                 # The same shards on any machine, so the same bytes; on 2 cores each on its own (torch's operations
                 # release the GIL): the update runs 1.7x faster than on one thread (docs/speed.md)
-                parts = on_threads([partial(shard, part, len(rows)) for part in rows.chunk(UPDATE_SHARDS)])
+                parts = on_torch_threads([partial(shard, part, len(rows)) for part in rows.chunk(UPDATE_SHARDS)])
                 for parameter, *gradients in zip(parameters, *(part[1] for part in parts)):
                     parameter.grad = reduce(torch.add, gradients)
                 torch.nn.utils.clip_grad_norm_(parameters, self.max_grad_norm)
