@@ -153,13 +153,12 @@ def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
 
 @pytest.mark.training
 @pytest.mark.slow
-def test_ppo_with_the_rollout_critic_learns_from_scratch_to_the_heuristic_or_past_it(tmp_path):
+def test_ppo_with_the_rollout_critic_learns_from_scratch_far_past_the_heuristic(tmp_path):
     """The measured claim, in small: 50,000 PPO steps with no teacher take a random network (a random lead's
-    level, 1.1 chips a deal below most_copies) at least to the rank-held-most-often rule at 3 players, and most
-    seeds far past it. Ten seeds of exactly this run (20,000 paired deals each, design notes 2026-12-04) gained
-    +3.4 to +4.2 over most_copies, and two of them +0.39 and +0.80: those runs settle near the heuristic and stay
-    there (+0.02 and +0.16 after 100,000 steps), so "past most_copies" would hang on the seed; "at least
-    most_copies, far above a random lead" holds for every seed tried."""
+    level, 1.1 chips a deal below most_copies) far past the rank-held-most-often rule at 3 players. Seeds 0-7 of
+    exactly this run gained +3.1 to +4.5 over most_copies (20,000 paired deals each, docs/speed.md 2026-12-06).
+    Before the rank scorer's last layer started at gain 1 (agents.rank_policy.SCORER_GAIN), 4 of those 8 seeds
+    stalled at +0.4 to +1.2, the scorer saturated with every rank scored alike: the bound of +2 sits between."""
     pytest.importorskip("sb3_contrib")
     import agents
     from train import train_ppo
@@ -176,6 +175,6 @@ def test_ppo_with_the_rollout_critic_learns_from_scratch_to_the_heuristic_or_pas
         for name, kwargs in (("most_copies", {"seed": 2}), ("random", {"seed": 3}), ("ppo", {"path": final}))
     }
     over_heuristic, ci = mean_ci(chips["ppo"] - chips["most_copies"])
-    assert over_heuristic + ci > 0, (over_heuristic, ci)  # not below most_copies
+    assert over_heuristic - ci > 2.0, (over_heuristic, ci)  # far past most_copies: not stalled at its level
     over_random, ci = mean_ci(chips["ppo"] - chips["random"])
     assert over_random - ci > 1.0, (over_random, ci)  # learned: a random network is at a random lead's level
