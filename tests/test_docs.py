@@ -102,7 +102,8 @@ def test_the_default_trainings_time_and_length_read_the_same_everywhere():
                     if line.startswith("python -m train.train_ppo ") and "#" in line)  # fmt: skip
     readme = (ROOT / "README.md").read_text()
     main_paragraph = readme[readme.index("It trains a PPO agent") :].split("\n\n")[0]
-    times = [re.search(r"about (\S+) minutes?", text).group(1) for text in (first_example, training, main_paragraph)]
+    texts = (" ".join(text.split()) for text in (first_example, training, main_paragraph))
+    times = [re.search(r"about ([\w ]+?) minutes?", text).group(1) for text in texts]
     assert len(set(times)) == 1, times
     args = Args()
     rollout = args.num_envs * len(args.ppo_players) * args.n_steps

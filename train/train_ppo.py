@@ -10,7 +10,7 @@ Ctrl-C or SIGTERM), ``best_model.zip``, ``final_model.zip``, ``distill.json``, `
 ``learning_curve.png``. ``--resume`` continues an interrupted run from its newest readable checkpoint;
 ``--overwrite`` starts over.
 
-    python -m train.train_ppo                                  # PPO from scratch: about 30 s on 2 CPU cores
+    python -m train.train_ppo                                  # PPO from scratch: about half a minute on 2 CPU cores
     python -m train.train_ppo --total-timesteps 3000000 --surrogate sampled --critic-rollouts 32 --num-envs 128 \
         --n-steps 32 --learning-rate 2e-3 --run-name ppo_scratch      # the shipped ppo_scratch's recipe
     python -m train.train_ppo --teacher pimc:256 --teacher-positions 1800000 --teacher-rounds 2 --teacher-epochs 6 \
