@@ -199,8 +199,8 @@ def save(settings: Settings, sizes: dict, rows: list[dict], folder, title: str, 
         ax.set_title(f"{players} players", fontsize=9)
         ax.set_xlabel("rating: chips per deal over the average agent (95% CI)", fontsize=8)
     fig.suptitle(title, fontsize=7)
-    fig.tight_layout()
-    folder.write(out / "league.png", lambda p: fig.savefig(p, dpi=120, format="png"))
+    # the canvas grows to the agents' names (model paths can be long): tight_layout warned where they did not fit
+    folder.write(out / "league.png", lambda p: fig.savefig(p, dpi=120, format="png", bbox_inches="tight"))
     plt.close(fig)
 
 
