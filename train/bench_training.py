@@ -3,11 +3,11 @@
 
 The phases of one PPO iteration: the learner's rollouts (the VecEnv stepping every table, the opponents, the
 learner's network choosing in torch), the critic's rollouts of the true deal (each candidate lead's value from
-``--critic-rollouts`` rollouts, inside the VecEnv's step: the part of them the other tables' steps do not
-hide), and the PPO update (``--n-epochs`` passes of
-forward and backward over the rollout). The limits: the batched engine alone (4,096 tables, random leads, no
-learning), and one forward and backward pass of the policy on a minibatch of real observations, in the shards
-and on the threads the update uses, both on this machine in the same run.
+``--critic-rollouts`` rollouts, inside the VecEnv's step: the part of them the other tables' steps do not hide),
+and the PPO update (``--n-epochs`` passes of forward and backward over the rollout). The limits: the batched
+engine alone (4,096 tables, random leads, no learning), and one forward and backward pass of the policy on a
+minibatch of real observations, in the shards and on the threads the update uses, both on this machine in the
+same run.
 
     python -m train.bench_training                             # the default recipe, 3 PPO iterations: ~1 minute
     python -m train.bench_training --iterations 5 --critic-rollouts 16 --json phases.json
