@@ -113,7 +113,7 @@ class AllActionPPO(RolloutCriticPPO):
         pieces = torch.arange(len(illegal)).split(8192)
         calls = [partial(action_log_probs, head, inputs, illegal, rows) for rows in pieces]
         with torch.no_grad():
-            return np.concatenate(on_torch_threads(calls))
+            return torch.cat(on_torch_threads(calls)).numpy()
 
     def _fit(self, head, inputs, illegal, old_log_probs, old_probs, advantages) -> None:
         self._update_learning_rate(self.policy.optimizer)
