@@ -1,6 +1,7 @@
-"""Where a job's work units run: here, one after another (:class:`InProcess`), or as Ray tasks on this
-machine's cores or a cluster (:class:`OnRay`); and the ``--ray``/``--workers`` flags that choose (the
-matrix's and the league's). A unit's result never depends on where it ran: its seeds come with it.
+"""Where a job's work units run: here, one after another (:class:`InProcess`), in processes of this machine
+(:class:`InProcesses`), or as Ray tasks on this machine's cores or a cluster (:class:`OnRay`); and the
+``--ray``/``--workers`` flags that choose (the matrix's, the league's, the seeds'). A unit's result never depends
+on where it ran: its seeds come with it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,61 @@ class InProcess:
         pass
 
 
+def _worker_started(threads: int) -> None:
+    """A process of :class:`InProcesses`, before its first unit: SIGTERM raises as Ctrl-C does (a training
+    unit then keeps its checkpoint), and the compiled loops use its share of the cores."""
+    import numba
+
+    from .cli import on_sigterm
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+
+
+class InProcesses:
+    """Runs work units in ``workers`` processes of this machine (``concurrent.futures``), started by spawning, so
+    that no child inherits a parent's threads half-alive (a fork copies a thread pool's state, not its threads).
+    A unit given another's handle waits for that result first."""
+
+    def __init__(self, workers: int):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from snipsnap_env.parallelism import cores
+
+        self.pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_started,
+            initargs=(max(1, cores() // workers),),
+        )
+
+    def submit(self, function, *args):
+        from concurrent.futures import Future
+
+        return self.pool.submit(function, *[arg.result() if isinstance(arg, Future) else arg for arg in args])
+
+    def results(self, handles):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        waiting = set(handles)
+        while waiting:
+            done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+            for handle in done:
+                yield handle, handle.result()
+
+    def close(self):
+        """Stop every unit still running (SIGTERM: a training unit saves its checkpoint) and wait for the
+        processes."""
+        processes = list((self.pool._processes or {}).values())  # the executor has no public way to stop its work
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=60)
+
+
 class OnRay:
     """Runs work units as Ray tasks: locally on this machine's cores, or on the cluster at ``address``."""
 
@@ -89,7 +145,12 @@ def add_ray_flags(job: argparse.ArgumentParser) -> None:
         help="run the work units on Ray: a local Ray on this machine's cores, or the cluster at ADDRESS "
         "(or RAY_ADDRESS); 'auto' joins the cluster started on this machine with `ray start --head`",
     )
-    job.add_argument("--workers", type=between(1, MAX_WORKERS), help="CPUs of the local Ray (default: every core)")
+    job.add_argument(
+        "--workers",
+        type=between(1, MAX_WORKERS),
+        help="with --ray, the CPUs of a local Ray (default: every core); without, run the work units in this many "
+        "processes of this machine (default: one after another, here)",
+    )
 
 
 def require_ray(args) -> None:
@@ -102,7 +163,7 @@ def start_runner(args):
     """The work units' runner: in this process, or Ray (``--ray``) started or joined here, before any folder is
     made; a cluster that cannot be reached is a one-line refusal."""
     if args.ray is None:
-        return InProcess()
+        return InProcesses(args.workers) if (args.workers or 1) > 1 else InProcess()
     try:
         return OnRay(args.ray, args.workers)
     except Exception as error:  # ConnectionError, a bad address, a version mismatch: Ray says which

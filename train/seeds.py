@@ -1,0 +1,326 @@
+"""A recipe's result over training seeds, with interval estimates: each seed a training run (the flags of
+``python -m train.train_ppo``), every final model played on the same held-out paired deals at each table size, and
+per recipe and size each seed's gain over most_copies, their mean, range, and interquartile mean (IQM) with its
+stratified-bootstrap 95% interval; between recipes, the probability that a run of one beats a run of the other
+(rliable's estimators, train.measure.over_seeds). Several recipes, or budgets of each (``--budgets 1 4 16``: that
+many times its PPO steps), side by side.
+
+    python -m train.seeds                                         # the default recipe, seeds 0 1 2, at 3 4 6 players
+    python -m train.seeds --seeds 0 1 2 3 4 --players 6 --deals 20000       # the main job's benchmark, five seeds
+    python -m train.seeds --budgets 1 4 16 --deals 100000 --references random ppo
+    python -m train.seeds --recipe default "wide=--rank-head 64 128" --workers 2   # two recipes, two processes
+    python -m train.seeds --rules scarne:ranks=4 --players 3 --optimum      # beside the exact best lead policy
+    python -m train.seeds --ray ADDRESS                                     # the units as tasks of a Ray cluster
+
+A unit is one seed's training and evaluation, a reference's evaluation at one size, or the exact optimum at one
+size (``--optimum``: the best response to the opponents' table, train.measure.exact_walk). Units run here one after
+another, in ``--workers`` processes of this machine, or as Ray tasks (``--ray``). Each seed trains in
+``<runs>/seeds_<recipe>_s<seed>_<key>``, the key a hash of its settings and of the code that trains it: a finished
+run is reused, an interrupted one resumed, and code that changed trains anew beside it. Finished units are kept in
+``--out/units``: the same command after an interrupt resumes from them. A result never depends on where a unit
+ran; training is byte-reproducible on one machine, not across CPUs (docs/results.md: what holds where).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from .learn.args import Args
+from .learn.run import TINY_RUN
+from .measure.candidates import made, make_candidate, model_files
+from .measure.paired import PairedDeals, play_candidates, summarise
+from .measure.seeds_report import save_report
+from .runner.cli import (
+    add_dataclass_flags,
+    add_flag,
+    add_job_flags,
+    between,
+    from_namespace,
+    new_parser,
+    players,
+    refuse_repeats,
+    require,
+    seed_value,
+)
+from .runner.job import Job, Plan
+from .runner.parts_bar import Part, PartsBar
+from .runner.results_folder import kept, refuse_foreign
+from .runner.units import add_ray_flags, require_ray, start_runner
+
+REFERENCE = "most_copies"
+#: train_ppo flags the job sets for every unit: a recipe that sets them is refused
+OWNED = ("--seed", "--rules", "--runs", "--run-name", "--resume", "--overwrite", "--progress", "--no-progress")
+#: Args fields that say where and how a run is kept, not what it learns: left out of its key
+LOCAL = ("out_dir", "run_name", "resume", "overwrite", "progress", "threads")
+MAX_BUDGET = 1024
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A name and the train_ppo flags that make the recipe (none: train_ppo's defaults)."""
+
+    name: str
+    flags: tuple[str, ...] = ()
+
+
+def recipe(text: str) -> Recipe:
+    """An argparse type: ``NAME`` (train_ppo's defaults) or ``NAME=FLAGS`` (its flags, as on a command line)."""
+    name, _, flags = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}", name):
+        raise argparse.ArgumentTypeError(
+            f"recipe {text!r}: a name of letters, digits and _.+- (at most 40) first, then =FLAGS, e.g. "
+            "'wide=--rank-head 64 128'"
+        )
+    try:
+        words = shlex.split(flags)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"recipe {name}: its flags do not parse as a command line ({error})") from None
+    owned = [word for word in words if word.split("=")[0] in OWNED]
+    if owned:
+        raise argparse.ArgumentTypeError(
+            f"recipe {name}: {' '.join(owned)} is the job's to set ({', '.join(OWNED)}); a recipe names what is learnt"
+        )
+    return Recipe(name, tuple(words))
+
+
+@dataclass(frozen=True)
+class Arm:
+    """A recipe at a budget (a multiple of its PPO steps): what the seeds repeat."""
+
+    recipe: Recipe
+    budget: int
+    name: str
+
+    def args(self, rules: str, seed: int, runs: str) -> Args:
+        """The unit's training settings, its run folder named by their key."""
+        parser = _RecipeParser(self.recipe.name)
+        add_dataclass_flags(Args, parser)
+        flags = parser.parse_args([*self.recipe.flags, "--rules", rules, "--seed", str(seed), "--no-progress"])
+        flags.total_timesteps *= self.budget
+        args = from_namespace(Args, flags)
+        return dataclasses.replace(args, out_dir=runs, run_name=f"seeds_{self.name}_s{seed}_{run_key(args)}")
+
+
+class _RecipeParser(argparse.ArgumentParser):
+    """train_ppo's flags, whose errors are a refusal that names the recipe (not an exit)."""
+
+    def __init__(self, name: str):
+        super().__init__(prog=f"--recipe {name}", add_help=False)
+        self.recipe = name
+
+    def error(self, message: str):
+        raise ValueError(f"--recipe {self.recipe}: {message}")
+
+
+def run_key(args: Args) -> str:
+    """8 hex of what a run learns and the code and model files that make it (train.learn.args.run_settings)."""
+    from .learn.args import run_settings
+
+    settings = {k: v for k, v in run_settings(args).items() if k not in LOCAL}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The held-out paired deals every model and reference plays."""
+
+    players: tuple[int, ...]
+    opponents: tuple[str, ...]
+    rules: str
+    deals: int
+    seed: int
+
+
+def gains(policies: dict, evaluation: Evaluation, players: int) -> dict:
+    """Each policy's gain over most_copies (and chips) on the evaluation's deals at ``players``, with 95% CIs."""
+    pool = list(evaluation.opponents)
+    paired = PairedDeals.draw(evaluation.deals, players, len(pool), evaluation.seed, evaluation.rules)
+    chips = play_candidates(policies, pool, paired, evaluation.rules, evaluation.seed)
+    rows = summarise(chips, REFERENCE)
+    return {
+        row.name: {"gain": row.diff_vs_reference, "gain_ci95": row.diff_ci95, "chips": row.chips_per_deal,
+                   "chips_ci95": row.ci95}
+        for row in rows
+    }  # fmt: skip
+
+
+def train_seed(arm: Arm, seed: int, evaluation: Evaluation, runs: str) -> dict:
+    """A unit: train (or reuse, or resume) one seed of an arm, then play its final model at every size."""
+    from .learn.checkpoints import read_eval_rows
+    from .learn.run import train_or_reuse
+    from .runner.manifest import sha256
+
+    run = train_or_reuse(arm.args(evaluation.rules, seed, runs))
+    model = run / "final_model.zip"
+    by_size = {}
+    for n in evaluation.players:
+        policies = {
+            REFERENCE: make_candidate(REFERENCE, evaluation.seed),
+            "model": make_candidate(f"ppo:{model}", evaluation.seed, evaluation.opponents),
+        }
+        by_size[str(n)] = gains(policies, evaluation, n)["model"]
+    curve = read_eval_rows(run / "eval.csv")
+    return {
+        "arm": arm.name,
+        "seed": seed,
+        "run": run.name,
+        "model_sha256": sha256(model),
+        "ppo_timesteps": int(float(curve[-1][0])) if curve else 0,
+        "training_seconds": float(curve[-1][-1]) if curve else None,  # the run's own record, kept in its folder
+        "gains": by_size,
+        "model": model.read_bytes(),
+    }
+
+
+def play_references(names: tuple[str, ...], evaluation: Evaluation, players: int, trust_model: bool) -> dict:
+    """A unit: the reference agents on the same deals at one size."""
+    policies = {REFERENCE: make_candidate(REFERENCE, evaluation.seed)}
+    pool = tuple(evaluation.opponents)
+    policies |= {name: make_candidate(name, evaluation.seed, pool, trust_model) for name in names if name != REFERENCE}
+    return {"players": players, "gains": gains(policies, evaluation, players)}
+
+
+def optimum(evaluation: Evaluation, players: int) -> dict:
+    """A unit: the exact values at one size of the best lead policy against the opponents' table, and of the
+    scripted references (train.measure.exact_walk)."""
+    from .measure.exact_walk import exact_values
+
+    return {"players": players, **exact_values(evaluation.opponents[0], players, evaluation.rules)}
+
+
+def parser() -> argparse.ArgumentParser:
+    job = new_parser(__doc__, __name__)
+    job.add_argument(
+        "--recipe",
+        nargs="+",
+        type=recipe,
+        default=[Recipe("default")],
+        metavar="NAME[=FLAGS]",
+        help="recipes: a name, and the python -m train.train_ppo flags that make it (none: its defaults)",
+    )
+    job.add_argument(
+        "--budgets",
+        nargs="+",
+        type=between(1, MAX_BUDGET),
+        default=[1],
+        help="each recipe at these multiples of its PPO steps (--total-timesteps)",
+    )
+    job.add_argument("--seeds", nargs="+", type=seed_value, default=[0, 1, 2], help="training seeds of every recipe")
+    add_flag(job, "players", type=players, nargs="+", default=[3, 4, 6], help="table sizes every model plays at")
+    add_flag(job, "rules")
+    add_flag(job, "opponents", help="the evaluation's opponents' pool, one drawn per seat per deal")
+    add_flag(job, "deals", default=100_000, help="held-out paired deals at each size")
+    add_flag(job, "seed", default=21, help="seed of the held-out deals (not a training seed)")
+    job.add_argument(
+        "--references",
+        nargs="*",
+        default=["random", "ppo"],
+        help="agents played on the same deals beside the recipes (most_copies is the reference of every gain)",
+    )
+    job.add_argument(
+        "--optimum",
+        action="store_true",
+        help="add the exact best lead policy against the opponents' table (a small deck: --rules <preset>:ranks=K)",
+    )
+    job.add_argument("--bootstrap-seed", type=seed_value, default=0, help="seed of the bootstrap's resamples")
+    add_flag(job, "runs")
+    add_ray_flags(job)
+    add_job_flags(job, "results.md/.csv/.json, seeds.png, budgets.png, the models and the finished units")
+    return job
+
+
+def check(flags) -> Plan:
+    """Every recipe's settings built and checked at every budget, the references made, the optimum computable, Ray
+    there with --ray; the results keyed by the code and by every model file."""
+    require("train", "torch", "stable_baselines3", "sb3_contrib", "rliable")
+    for name in ("players", "seeds", "budgets", "references"):
+        refuse_repeats(name, getattr(flags, name))
+    refuse_repeats("recipe", [r.name for r in flags.recipe])
+    budgets = sorted(flags.budgets)
+    arms = [Arm(r, b, r.name if budgets == [1] else f"{r.name}_x{b}") for r in flags.recipe for b in budgets]
+    runs = str(Path(flags.runs).resolve())  # the same folder for a unit in another process or on a Ray worker
+    keys = {arm.name: [arm.args(flags.rules, s, runs).run_name for s in flags.seeds] for arm in arms}
+    evaluation = Evaluation(tuple(flags.players), tuple(flags.opponents), flags.rules, flags.deals, flags.seed)
+    references = tuple(name for name in flags.references if name != REFERENCE)
+    tables = [(flags.rules, n) for n in flags.players]
+    models = made([*references, *flags.opponents], flags.trust_model, tables)
+    if flags.optimum:
+        from .measure.exact_walk import check_exact
+
+        for n in flags.players:
+            check_exact(flags.opponents, n, flags.rules)
+    require_ray(flags)
+    settings = {
+        "arms": {a.name: {"flags": list(a.recipe.flags), "budget": a.budget, "runs": keys[a.name]} for a in arms},
+        "seeds": list(flags.seeds),
+        "evaluation": dataclasses.asdict(evaluation),
+        "references": list(references),
+        "optimum": flags.optimum,
+        "bootstrap_seed": flags.bootstrap_seed,
+        "models": model_files(models),
+    }
+    runner = start_runner(flags)
+
+    def work(folder) -> dict:
+        return run_units(arms, flags, evaluation, references, runs, folder, runner, settings)
+
+    kept_text = f"finished units are kept in {{folder}}/units and each seed's run in {runs}; the same command resumes"
+    return Plan(work, settings, flags.out, flags.overwrite, kept_text, close=runner.close)
+
+
+def run_units(arms, flags, evaluation, references, runs, folder, runner, settings) -> dict:
+    """Every unit (finished ones read back from ``units/``), then the report."""
+    refuse_foreign(folder, "units")
+    units = [(f"{arm.name}_s{seed}", "train", (train_seed, arm, seed, evaluation, runs)) for arm in arms
+             for seed in flags.seeds]  # fmt: skip
+    units += [(f"references_{n}p", "references", (play_references, references, evaluation, n, flags.trust_model))
+              for n in flags.players if references]  # fmt: skip
+    units += [(f"optimum_{n}p", "optimum", (optimum, evaluation, n)) for n in flags.players if flags.optimum]
+    done = {name: _read_unit(folder, name) for name, _, _ in units}
+    pending, parts = {}, {}
+    for name, kind, (function, *args) in units:
+        if done[name] is None:
+            handle = runner.submit(function, *args)
+            pending[handle] = name
+            parts[handle] = Part(name, kind, 1)
+    with PartsBar(list(parts.values()), "seeds", disable=not flags.progress) as bar:
+        for handle, result in runner.results(list(pending)):
+            bar.finished(parts[handle])
+            name = pending[handle]
+            model = result.pop("model", None)
+            if model is not None:  # the seed's final model beside its numbers
+                folder.write(folder.path / "models" / f"{name}.zip", lambda p, data=model: p.write_bytes(data))
+            folder.write(_unit_path(folder, name), lambda p, r=result: p.write_text(json.dumps(r, indent=1)))
+            done[name] = result
+    timings = {r["arm"] + f"_s{r['seed']}": r["training_seconds"] for r in done.values() if "arm" in r}
+    folder.timings.update({"training_seconds": timings})
+    return save_report(settings, done, folder, flags.bootstrap_seed)
+
+
+def _unit_path(folder, name: str) -> Path:
+    return folder.path / "units" / f"{name}.json"
+
+
+def _read_unit(folder, name: str):
+    def check_unit(value):
+        if not isinstance(value, dict) or not ({"gains"} <= set(value) or {"optimum"} <= set(value)):
+            raise ValueError("not a unit's result")
+
+    return kept(folder, _unit_path(folder, name), check_unit, f"running unit {name} again")
+
+
+TINY = "tiny=" + shlex.join(word for word in TINY_RUN if word not in OWNED)  # a recipe of seconds, for the tests
+JOB = Job(parser, check, example=("--recipe", TINY, "--seeds", "0", "1", "--players", "3", "--deals", "40",
+                                  "--references", "random"))  # fmt: skip
+main = JOB.main
+
+
+if __name__ == "__main__":
+    main()
