@@ -67,7 +67,6 @@ def work(args) -> dict:
                      "bench_search", args.command)  # fmt: skip
 
 
-
 def check(args) -> Plan:
     """The --json file new (or this benchmark's, with --overwrite); the table sizes distinct."""
     check_json(args.json, args.overwrite, "bench_search")

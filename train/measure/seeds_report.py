@@ -13,6 +13,9 @@ import numpy as np
 from ..runner.results_folder import csv_of, pyplot
 from .over_seeds import probability_of_improvement, summary
 
+#: chips per deal under which the optimum's gain over most_copies counts as none (a share of it is not given)
+OPTIMUM_GAP = 1e-6
+
 
 def save_report(settings: dict, units: dict, folder, bootstrap_seed: int) -> dict:
     """Write the report of finished ``units`` (name → result) into ``folder``; return its document."""
@@ -65,12 +68,14 @@ def report(settings: dict, units: dict, bootstrap_seed: int) -> dict:
         if f"optimum_{n}p" in units:
             entry["optimum"] = optimum = units[f"optimum_{n}p"]
             best = optimum["optimum"] - optimum["most_copies"]
-            for arm in arms:  # the learned gain as a share of the best gain any lead policy makes there
+            for arm in arms:  # the learned gain beside the best gain any lead policy makes there
                 recipe = entry["recipes"][arm]
-                recipe["share_of_optimum"] = {
-                    "iqm": recipe["iqm"]["value"] / best,
-                    "seeds": [g / best for g in recipe["seeds"]],
-                }
+                recipe["below_optimum"] = best - recipe["iqm"]["value"]  # chips per deal, IQM
+                if best > OPTIMUM_GAP:  # else most_copies is (all but) optimal there: a share would divide by ~0
+                    recipe["share_of_optimum"] = {
+                        "iqm": recipe["iqm"]["value"] / best,
+                        "seeds": [g / best for g in recipe["seeds"]],
+                    }
         entry["improvement"] = [
             {"x": x, "y": y, **probability_of_improvement(scores[x][n], scores[y][n], bootstrap_seed).record()}
             for x, y in itertools.permutations(arms, 2)
@@ -97,21 +102,22 @@ def format_markdown(settings: dict, document: dict) -> str:
     ]
     for n, entry in document["by_size"].items():
         optimum = entry.get("optimum")
-        share = " share of the optimum (IQM) |" if optimum else ""
+        share = " share of the optimum's gain (IQM) | below the optimum (IQM) |" if optimum else ""
         lines += [f"**{n} players**", "", f"| recipe | each seed | mean | range | IQM [95% CI] |{share}",
-                  "|---|---|---|---|---|" + "---|" * bool(optimum)]  # fmt: skip
+                  "|---|---|---|---|---|" + "---|---|" * bool(optimum)]  # fmt: skip
         for arm, r in entry["recipes"].items():
             seeds = " ".join(f"{g:+.2f}" for g in r["seeds"])
-            part = f" {r['share_of_optimum']['iqm']:.0%} |" if optimum else ""
+            shared = f"{r['share_of_optimum']['iqm']:.0%}" if "share_of_optimum" in r else "(none to share)"
+            part = f" {shared} | {r['below_optimum']:.3f} |" if optimum else ""
             lines.append(f"| {arm} | {seeds} | {r['mean']:+.2f} | {r['min']:+.2f} to {r['max']:+.2f} | "
                          f"{_interval(r['iqm'])} |{part}")  # fmt: skip
         for name, g in entry.get("references", {}).items():
             row = f"| {name} (reference) | {g['gain']:+.2f} ± {g['gain_ci95']:.2f} | | | |"
-            lines.append(row + " |" * bool(optimum))
+            lines.append(row + " | |" * bool(optimum))
         if optimum:
             best = optimum["optimum"] - optimum["most_copies"]
-            lines.append(f"| the optimum (exact) | {best:+.3f} | | | |" + " 100% |")
-            lines.append(f"| random lead (exact) | {optimum['random'] - optimum['most_copies']:+.3f} | | | | |")
+            lines.append(f"| the optimum (exact) | {best:+.3f} | | | | {'100%' if best > OPTIMUM_GAP else ''} | 0 |")
+            lines.append(f"| random lead (exact) | {optimum['random'] - optimum['most_copies']:+.3f} | | | | | |")
         if entry["improvement"]:
             pairs = ", ".join(f"P({p['x']} > {p['y']}) = {p['value']:.2f} [{p['low']:.2f}, {p['high']:.2f}]"
                               for p in entry["improvement"])  # fmt: skip
