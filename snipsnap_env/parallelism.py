@@ -13,17 +13,29 @@ of one alone; 4,096 games, 25 %; 16,384 games, 70 % of the serial loop's. Serial
 each keep their speed alone. A call of ~30 ms or more (tens of thousands of deals) keeps its 2× on a quiet
 machine and its fair share on a busy one. Which loop ran does not change a result: every game draws from its
 own streams, so serial and parallel calls return the same numbers.
+
+A process may fork, spawn or be a Ray worker (docs/environment.md, "Processes"). So what this module starts once
+per process is rebuilt in a forked child, never inherited half-alive: the pool of plain threads is forgotten at
+fork (its threads are not copied, its state would be) and made anew on first use; and numba's parallel loops run
+on its ``workqueue`` threading layer, which a forked child starts afresh, instead of GNU OpenMP, which kills a
+child that forked after a parallel region ("fork() called from a process already using GNU OpenMP"). The
+workqueue takes one parallel region at a time, so a thread that finds one running runs its loop serially.
+``NUMBA_THREADING_LAYER`` set by the user is left as it is.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import types
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
 import numba
+
+if "NUMBA_THREADING_LAYER" not in os.environ:  # before any parallel region: the layer is chosen at the first
+    numba.config.THREADING_LAYER = "workqueue"
 
 #: the work (in games stepped or rollouts played, each about a microsecond serially) from which a call runs on
 #: numba's threads: ~30 ms, ten time slices of a busy scheduler, so that a thread descheduled for one costs little
@@ -44,7 +56,12 @@ class ByWork:
         self.__doc__, self.__name__ = body.__doc__, body.__name__
 
     def __call__(self, work: int, *args):
-        return self.choose(work)(*args)
+        if self.choose(work) is self.serial or not _REGION.acquire(blocking=False):
+            return self.serial(*args)  # a parallel region is running (another thread's): this one runs serially
+        try:
+            return self.parallel(*args)
+        finally:
+            _REGION.release()
 
     def choose(self, work: int):
         """The serial loop below :data:`PARALLEL_MIN_WORK` (or with one numba thread), else the parallel one."""
@@ -59,6 +76,17 @@ def by_work(body) -> ByWork:
 
 
 _POOL: ThreadPoolExecutor | None = None
+_REGION = threading.Lock()  # held while a parallel loop runs: numba's workqueue runs one region at a time
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: forget the pool whose threads stayed in the parent, and a
+    region lock another thread may have held there."""
+    global _POOL, _REGION
+    _POOL, _REGION = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def cores() -> int:

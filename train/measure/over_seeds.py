@@ -4,7 +4,7 @@ mean (IQM) with its stratified-bootstrap 95% interval, and the probability that 
 another's. A score here is a seed's gain over most_copies at one table size (a "task" in rliable's words); the
 tasks stay apart, since a chip at 3 players and a chip at 8 are not the same size of win.
 
-The bootstrap draws from its own ``RandomState(seed)``: the same scores give the same intervals everywhere.
+The bootstrap's draws are seeded (``seed``): the same scores give the same intervals everywhere.
 """
 
 from __future__ import annotations
@@ -41,11 +41,18 @@ def _rliable():
 
 
 def _estimates(scores: dict, function, seed: int):
-    """rliable's stratified-bootstrap interval estimates, drawn from ``RandomState(seed)``."""
+    """rliable's stratified-bootstrap interval estimates, reproducible: rliable 1.2's ``StratifiedBootstrap`` draws
+    its resamples from numpy's global generator whatever ``random_state`` it is given (``update_indices`` calls
+    ``np.random.choice``), so that generator is seeded for the call and put back as it was after it."""
     library, _ = _rliable()
-    with warnings.catch_warnings():  # rliable 1.2 hands arch a RandomState by the keyword arch now deprecates
-        warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
-        return library.get_interval_estimates(scores, function, reps=REPS, random_state=np.random.RandomState(seed))
+    saved = np.random.get_state()
+    np.random.seed(seed)  # the library's own draws (see above); nothing of ours draws from the global generator
+    try:
+        with warnings.catch_warnings():  # it hands arch a RandomState by the keyword arch now deprecates
+            warnings.filterwarnings("ignore", "random_state is deprecated", FutureWarning)
+            return library.get_interval_estimates(scores, function, reps=REPS, random_state=np.random.RandomState(seed))
+    finally:
+        np.random.set_state(saved)
 
 
 def iqm(scores: np.ndarray, seed: int = 0) -> Interval:

@@ -18,7 +18,9 @@ OPTIMUM_GAP = 1e-6
 
 
 def save_report(settings: dict, units: dict, folder, bootstrap_seed: int) -> dict:
-    """Write the report of finished ``units`` (name → result) into ``folder``; return its document."""
+    """Write the report of finished ``units`` (name → result) into ``folder``; return its document. Wall times
+    (each run's training seconds, its own record) reach only budgets.png and the provenance: the tables are the
+    same bytes wherever and however fast the runs were trained."""
     document = report(settings, units, bootstrap_seed)
     out = folder.path
     folder.write(out / "results.json", lambda p: p.write_text(json.dumps(document, indent=1) + "\n"))
@@ -28,7 +30,7 @@ def save_report(settings: dict, units: dict, folder, bootstrap_seed: int) -> dic
     print(markdown)
     plot_seeds(settings, document, folder)
     if len({arm["budget"] for arm in settings["arms"].values()}) > 1:
-        plot_budgets(settings, document, folder)
+        plot_budgets(settings, document, training_minutes(settings, units), folder)
     print(f"results written to {out}")
     return document
 
@@ -59,7 +61,6 @@ def report(settings: dict, units: dict, bootstrap_seed: int) -> dict:
         for arm in arms:
             entry["recipes"][arm] = summary(scores[arm][n], bootstrap_seed) | {
                 "deal_ci95": [units[f"{arm}_s{s}"]["gains"][n]["gain_ci95"] for s in settings["seeds"]],
-                "training_seconds": [units[f"{arm}_s{s}"]["training_seconds"] for s in settings["seeds"]],
                 "ppo_timesteps": units[f"{arm}_s{settings['seeds'][0]}"]["ppo_timesteps"],
             }
         if f"references_{n}p" in units:
@@ -165,7 +166,17 @@ def plot_seeds(settings: dict, document: dict, folder) -> None:
     plt.close(fig)
 
 
-def plot_budgets(settings: dict, document: dict, folder) -> None:
+def training_minutes(settings: dict, units: dict) -> dict[str, float]:
+    """Each recipe's mean training time over its seeds, in minutes (the runs' own records; NaN if none)."""
+    minutes = {}
+    for arm in settings["arms"]:
+        seconds = [units[f"{arm}_s{s}"]["training_seconds"] for s in settings["seeds"]]
+        known = [s for s in seconds if s is not None]
+        minutes[arm] = float(np.mean(known)) / 60 if known else float("nan")
+    return minutes
+
+
+def plot_budgets(settings: dict, document: dict, minutes: dict, folder) -> None:
     """budgets.png: per size, each recipe's IQM (and interval) against its PPO steps, and against its seeds' mean
     training time (the runs' own records)."""
     plt = pyplot()
@@ -181,8 +192,7 @@ def plot_budgets(settings: dict, document: dict, folder) -> None:
             rows = [entry["recipes"][a] for a in arms]
             iqm = np.array([[r["iqm"]["value"], r["iqm"]["low"], r["iqm"]["high"]] for r in rows])
             steps = [r["ppo_timesteps"] for r in rows]
-            minutes = [np.mean([s for s in r["training_seconds"] if s is not None] or [np.nan]) / 60 for r in rows]
-            for ax, x in ((axes[0][column], steps), (axes[1][column], minutes)):
+            for ax, x in ((axes[0][column], steps), (axes[1][column], [minutes[a] for a in arms])):
                 ax.errorbar(x, iqm[:, 0], yerr=[iqm[:, 0] - iqm[:, 1], iqm[:, 2] - iqm[:, 0]], marker="o", capsize=3,
                             label=recipe)  # fmt: skip
         for name, g in entry.get("references", {}).items():

@@ -1,0 +1,178 @@
+"""python -m train.seeds: recipes read and refused by name, the estimators over seeds (rliable's IQM, stratified
+bootstrap and probability of improvement), and the job: the same table here, in processes and on a two-node Ray
+cluster, and a unit killed midway resumed on the rerun."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from train import seeds
+from train.measure import over_seeds
+from train.measure.seeds_report import format_markdown, report
+
+pytest.importorskip("rliable")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_recipe_is_a_name_and_train_ppo_flags():
+    assert seeds.recipe("wide=--rank-head 64 128") == seeds.Recipe("wide", ("--rank-head", "64", "128"))
+    assert seeds.recipe("default") == seeds.Recipe("default", ())
+    assert seeds.recipe("t=--teacher ''").flags == ("--teacher", "")  # a shell's quoting, as train_ppo reads it
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("x=--seed 3", "--seed is the job's to set"), ("x=--runs r", "--runs is the job's"), ("bad name=", "a name of"),
+     ("x=--teacher 'open", "do not parse")],
+)  # fmt: skip
+def test_a_recipe_that_sets_what_the_job_owns_or_does_not_parse_is_refused_by_name(text, words):
+    with pytest.raises(Exception, match=words):
+        seeds.recipe(text)
+
+
+def test_a_recipe_with_a_bad_train_ppo_flag_is_refused_naming_the_recipe(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for recipe, words in (("odd=--no-such-flag 1", "--recipe odd: unrecognized"), ("odd=--n-epochs 0", "n_epochs")):
+        with pytest.raises(SystemExit) as stop:
+            seeds.main(["--recipe", recipe])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, err
+    assert not list(tmp_path.iterdir())  # refused before any folder
+
+
+def test_each_budget_multiplies_the_recipes_steps_and_names_its_own_run():
+    arm = seeds.Arm(seeds.Recipe("default"), 4, "default_x4")
+    args = arm.args("scarne", 2, "/tmp/runs")
+    assert args.total_timesteps == 4 * 300_000 and args.seed == 2 and not args.progress
+    assert args.run_name.startswith("seeds_default_x4_s2_") and args.out_dir == "/tmp/runs"
+    other = seeds.Arm(seeds.Recipe("default"), 1, "default_x4").args("scarne", 2, "/tmp/runs")
+    assert other.run_name != args.run_name  # the key is the settings', not the arm's name
+
+
+def test_the_iqm_is_the_mean_of_the_middle_half_and_its_interval_holds_it():
+    estimate = over_seeds.iqm(np.array([0.0, 1.0, 2.0, 3.0, 100.0, 4.0, 5.0, 6.0]))
+    assert estimate.value == pytest.approx(np.mean([2.0, 3.0, 4.0, 5.0]))
+    assert estimate.low <= estimate.value <= estimate.high
+    assert over_seeds.iqm(np.array([0.5, 0.5, 0.5])) == over_seeds.Interval(0.5, 0.5, 0.5)
+    again = over_seeds.iqm(np.array([0.0, 1.0, 2.0, 3.0, 100.0, 4.0, 5.0, 6.0]))
+    assert again == estimate  # the bootstrap draws from its own seeded stream
+
+
+def test_the_probability_of_improvement_counts_pairs_of_runs():
+    assert over_seeds.probability_of_improvement([3.0, 4.0, 5.0], [0.0, 1.0, 2.0]).value == 1.0
+    assert over_seeds.probability_of_improvement([0.0, 1.0], [3.0, 4.0]).value == 0.0
+    assert over_seeds.probability_of_improvement([1.0, 3.0], [2.0, 2.0]).value == pytest.approx(0.5)
+
+
+def _units(gains: dict, optimum=None) -> tuple[dict, dict]:
+    settings = {
+        "arms": {arm: {"flags": [], "budget": 1, "runs": []} for arm in gains},
+        "seeds": [0, 1, 2],
+        "evaluation": {"players": [3], "opponents": ["random"], "rules": "scarne", "deals": 100, "seed": 21},
+        "references": ["random"],
+    }
+    units = {
+        f"{arm}_s{s}": {"arm": arm, "seed": s, "run": "r", "model_sha256": "x", "ppo_timesteps": 10,
+                        "training_seconds": 1.0, "gains": {"3": {"gain": g, "gain_ci95": 0.1, "chips": g}}}
+        for arm, values in gains.items() for s, g in zip(range(3), values)
+    }  # fmt: skip
+    units["references_3p"] = {"players": 3, "gains": {"random": {"gain": -1.0, "gain_ci95": 0.2, "chips": 0.0}}}
+    if optimum is not None:
+        units["optimum_3p"] = {"players": 3, "optimum": optimum, "most_copies": 1.0, "random": 0.0}
+    return settings, units
+
+
+def test_the_report_gives_each_seed_the_iqm_and_the_share_of_the_exact_optimum():
+    settings, units = _units({"a": [0.4, 0.6, 0.5], "b": [0.1, 0.2, 0.0]}, optimum=2.0)
+    document = report(settings, units, 0)
+    entry = document["by_size"]["3"]
+    assert entry["recipes"]["a"]["seeds"] == [0.4, 0.6, 0.5] and entry["recipes"]["a"]["mean"] == pytest.approx(0.5)
+    assert entry["recipes"]["a"]["share_of_optimum"]["iqm"] == pytest.approx(0.5)  # 0.5 of the optimum's 1.0
+    assert entry["improvement"][0]["x"] == "a" and entry["improvement"][0]["value"] == 1.0
+    text = format_markdown(settings, document)
+    assert "| a | +0.40 +0.60 +0.50 | +0.50 |" in text and "50%" in text and "P(a > b) = 1.00" in text
+    assert "| random (reference) | -1.00 ± 0.20 |" in text
+    settings, units = _units({"a": [0.4, 0.6, 0.5]}, optimum=1.0)  # most_copies is optimal: no share, the shortfall
+    entry = report(settings, units, 0)["by_size"]["3"]["recipes"]["a"]
+    assert "share_of_optimum" not in entry and entry["below_optimum"] == pytest.approx(-0.5)
+
+
+def _run(tmp_path: Path, name: str, *extra: str) -> Path:
+    """The job's example in a process of its own, training into its own runs folder."""
+    out = tmp_path / name
+    command = [sys.executable, "-m", "train.seeds", *seeds.JOB.example, "--runs", str(tmp_path / f"runs_{name}"),
+               "--out", str(out), "--no-progress", *extra]  # fmt: skip
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+def _table(out: Path) -> dict:
+    document = json.loads((out / "results.json").read_text())
+    return document["by_size"]
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_here_and_in_two_processes_the_seeds_train_the_same_models_and_give_the_same_table(tmp_path):
+    here, processes = _run(tmp_path, "here"), _run(tmp_path, "processes", "--workers", "2")
+    assert (here / "results.json").read_bytes() == (processes / "results.json").read_bytes()
+    assert sorted(p.name for p in (here / "models").iterdir()) == ["tiny_s0.zip", "tiny_s1.zip"]
+
+
+@pytest.mark.slow
+@pytest.mark.training
+@pytest.mark.ray
+def test_on_a_two_node_ray_cluster_the_seeds_give_the_table_they_give_here(tmp_path):
+    pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        on_ray = _run(tmp_path, "ray", "--ray", cluster.address)
+    finally:
+        cluster.shutdown()
+    here = _run(tmp_path, "here")
+    assert _table(on_ray) == _table(here)
+    assert (on_ray / "results.json").read_bytes() == (here / "results.json").read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_a_unit_killed_midway_resumes_on_the_rerun_and_the_table_is_an_uninterrupted_runs(tmp_path):
+    """SIGKILL to the whole job while a seed trains (after its first checkpoint); the same command again resumes
+    that run from its checkpoint, keeps the finished unit, and writes the table of a run never interrupted."""
+    recipe = seeds.TINY.replace("--total-timesteps 256", "--total-timesteps 4096")
+    flags = ["--recipe", recipe, "--seeds", "0", "1", "--players", "3", "--deals", "40", "--references", "random"]
+    runs, out = tmp_path / "runs", tmp_path / "killed"
+    command = [sys.executable, "-m", "train.seeds", *flags, "--runs", str(runs), "--out", str(out), "--no-progress"]
+    job = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not list(runs.glob("seeds_tiny_s1_*/checkpoints/*.zip")):  # the second seed is under way
+            assert job.poll() is None and time.monotonic() < deadline, job.stdout.read().decode()[-2000:]
+            time.sleep(0.05)
+        os.killpg(job.pid, signal.SIGKILL)
+    finally:
+        job.wait()
+    assert not (out / "results.json").exists()
+    assert (out / "units" / "tiny_s0.json").exists()  # the first seed's unit was kept
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "resuming" in rerun.stdout and "seeds_tiny_s0" not in rerun.stdout.split("resuming")[0]
+    whole = subprocess.run([*command[:-5], "--runs", str(tmp_path / "runs2"), "--out", str(tmp_path / "whole"),
+                            "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    assert (out / "results.json").read_bytes() == (tmp_path / "whole" / "results.json").read_bytes()
