@@ -54,9 +54,11 @@ def test_each_budget_multiplies_the_recipes_steps_and_names_its_own_run():
     arm = seeds.Arm(seeds.Recipe("default"), 4, "default_x4")
     args = arm.args("scarne", 2, "/tmp/runs")
     assert args.total_timesteps == 4 * 300_000 and args.seed == 2 and not args.progress
-    assert args.run_name.startswith("seeds_default_x4_s2_") and args.out_dir == "/tmp/runs"
+    assert args.run_name.startswith("seeds_default_s2_") and args.out_dir == "/tmp/runs"
     other = seeds.Arm(seeds.Recipe("default"), 1, "default_x4").args("scarne", 2, "/tmp/runs")
     assert other.run_name != args.run_name  # the key is the settings', not the arm's name
+    alone = seeds.Arm(seeds.Recipe("default"), 4, "default").args("scarne", 2, "/tmp/runs")
+    assert alone.run_name == args.run_name  # the same run, whichever study names it
 
 
 def test_the_iqm_is_the_mean_of_the_middle_half_and_its_interval_holds_it():
@@ -100,8 +102,8 @@ def test_the_report_gives_each_seed_the_iqm_and_the_share_of_the_exact_optimum()
     assert entry["recipes"]["a"]["share_of_optimum"]["iqm"] == pytest.approx(0.5)  # 0.5 of the optimum's 1.0
     assert entry["improvement"][0]["x"] == "a" and entry["improvement"][0]["value"] == 1.0
     text = format_markdown(settings, document)
-    assert "| a | +0.40 +0.60 +0.50 | +0.50 |" in text and "50%" in text and "P(a > b) = 1.00" in text
-    assert "| random (reference) | -1.00 ± 0.20 |" in text
+    assert "| a | +0.400 +0.600 +0.500 | +0.500 |" in text and "50%" in text and "P(a > b) = 1.00" in text
+    assert "| random (reference) | -1.000 ± 0.200 |" in text
     settings, units = _units({"a": [0.4, 0.6, 0.5]}, optimum=1.0)  # most_copies is optimal: no share, the shortfall
     entry = report(settings, units, 0)["by_size"]["3"]["recipes"]["a"]
     assert "share_of_optimum" not in entry and entry["below_optimum"] == pytest.approx(-0.5)

@@ -15,8 +15,9 @@ many times its PPO steps), side by side.
 A unit is one seed's training and evaluation, a reference's evaluation at one size, or the exact optimum at one
 size (``--optimum``: the best response to the opponents' table, train.measure.exact_walk). Units run here one after
 another, in ``--workers`` processes of this machine, or as Ray tasks (``--ray``). Each seed trains in
-``<runs>/seeds_<recipe>_s<seed>_<key>``, the key a hash of its settings and of the code that trains it: a finished
-run is reused, an interrupted one resumed, and code that changed trains anew beside it. Finished units are kept in
+``<runs>/seeds_<recipe>_s<seed>_<key>``, the key a hash of its settings (its budget too) and of the code that trains
+it: a finished run is reused (by any study that names it), an interrupted one resumed, and code that changed trains
+anew beside it. Finished units are kept in
 ``--out/units``: the same command after an interrupt resumes from them. A result never depends on where a unit
 ran; training is byte-reproducible on one machine, not across CPUs (docs/results.md: what holds where).
 """
@@ -105,7 +106,8 @@ class Arm:
         flags = parser.parse_args([*self.recipe.flags, "--rules", rules, "--seed", str(seed), "--no-progress"])
         flags.total_timesteps *= self.budget
         args = from_namespace(Args, flags)
-        return dataclasses.replace(args, out_dir=runs, run_name=f"seeds_{self.name}_s{seed}_{run_key(args)}")
+        # named by the recipe and the key (its budget is in the key): one run, whichever study trains it
+        return dataclasses.replace(args, out_dir=runs, run_name=f"seeds_{self.recipe.name}_s{seed}_{run_key(args)}")
 
 
 class _RecipeParser(argparse.ArgumentParser):

@@ -103,17 +103,18 @@ def format_markdown(settings: dict, document: dict) -> str:
     ]
     for n, entry in document["by_size"].items():
         optimum = entry.get("optimum")
+        d = 3 if optimum else 2  # a small deck's gains are tenths of a chip: one more digit
         share = " share of the optimum's gain (IQM) | below the optimum (IQM) |" if optimum else ""
         lines += [f"**{n} players**", "", f"| recipe | each seed | mean | range | IQM [95% CI] |{share}",
                   "|---|---|---|---|---|" + "---|---|" * bool(optimum)]  # fmt: skip
         for arm, r in entry["recipes"].items():
-            seeds = " ".join(f"{g:+.2f}" for g in r["seeds"])
+            seeds = " ".join(f"{g:+.{d}f}" for g in r["seeds"])
             shared = f"{r['share_of_optimum']['iqm']:.0%}" if "share_of_optimum" in r else "(none to share)"
             part = f" {shared} | {r['below_optimum']:.3f} |" if optimum else ""
-            lines.append(f"| {arm} | {seeds} | {r['mean']:+.2f} | {r['min']:+.2f} to {r['max']:+.2f} | "
-                         f"{_interval(r['iqm'])} |{part}")  # fmt: skip
+            lines.append(f"| {arm} | {seeds} | {r['mean']:+.{d}f} | {r['min']:+.{d}f} to {r['max']:+.{d}f} | "
+                         f"{_interval(r['iqm'], d)} |{part}")  # fmt: skip
         for name, g in entry.get("references", {}).items():
-            row = f"| {name} (reference) | {g['gain']:+.2f} ± {g['gain_ci95']:.2f} | | | |"
+            row = f"| {name} (reference) | {g['gain']:+.{d}f} ± {g['gain_ci95']:.{d}f} | | | |"
             lines.append(row + " | |" * bool(optimum))
         if optimum:
             best = optimum["optimum"] - optimum["most_copies"]
