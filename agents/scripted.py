@@ -8,6 +8,7 @@ import numpy as np
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
+from snipsnap_env.kernel_state import kernel_policy
 from snipsnap_env.observation import MAX_HAND, SLICES, rule_feature
 
 from .base import Policy, argmax_legal, check_masks, uniform_over_best
@@ -27,6 +28,7 @@ class RandomPolicy(Policy):
     """Uniform over the legal actions."""
 
     name = "random"
+    kernel_policy = "random"  # the compiled kernel plays it (snipsnap_env.kernel_state.kernel_policy)
 
     def act_batch(self, obs, mask):
         mask = check_masks(mask)
@@ -46,6 +48,7 @@ class RandomCard(Policy):
     """
 
     name = "random_card"
+    kernel_policy = "random_card"  # the compiled kernel plays it (snipsnap_env.kernel_state.kernel_policy)
 
     def act_batch(self, obs, mask):
         cumulative = self._weights(obs, mask).cumsum(axis=1)
@@ -66,6 +69,7 @@ class MostCopies(Policy):
     """Lead the rank you hold most copies of (ties at random)."""
 
     name = "most_copies"
+    kernel_policy = "most_copies"  # the compiled kernel plays it (snipsnap_env.kernel_state.kernel_policy)
 
     def act_batch(self, obs, mask):
         return argmax_legal(_pad_pass(hand_counts(obs)), mask, self.rng)
@@ -78,6 +82,7 @@ class FewestCopies(Policy):
     """Lead the rank you hold fewest copies of: singletons first (ties at random)."""
 
     name = "fewest_copies"
+    kernel_policy = "fewest_copies"  # the compiled kernel plays it (snipsnap_env.kernel_state.kernel_policy)
 
     def act_batch(self, obs, mask):
         return argmax_legal(_pad_pass(-hand_counts(obs)), mask, self.rng)
@@ -124,9 +129,6 @@ class Control(Policy):
         return argmax_legal(_pad_pass(scores), mask, self.rng)
 
 
-KERNEL_PLAYED = (RandomPolicy, RandomCard, MostCopies, FewestCopies)  # the kernel's POLICIES, by name
-
-
 def kernel_name(policy) -> str | None:
-    """The name under which the compiled kernel plays ``policy`` itself, or None if it cannot."""
-    return policy.name if type(policy) in KERNEL_PLAYED else None
+    """The name under which the compiled kernel plays ``policy`` itself (its class's ``kernel_policy``), or None."""
+    return kernel_policy(policy)

@@ -83,6 +83,20 @@ POLICIES = ("random", "random_card", "most_copies", "fewest_copies")
 RANDOM, RANDOM_CARD, MOST_COPIES, FEWEST_COPIES = range(len(POLICIES))
 
 
+def kernel_policy(policy) -> str | None:
+    """The name in :data:`POLICIES` under which the kernel plays ``policy`` itself, decided by what the policy is:
+    its own class declares it (``kernel_policy = "most_copies"``); None for anything else, which is played in
+    Python. Never by its ``name``, and never inherited: a subclass that changes how its parent chooses declares
+    again, or is played as it chooses."""
+    declared = type(policy).__dict__.get("kernel_policy")
+    if declared is not None and declared not in POLICIES:
+        raise ValueError(
+            f"{type(policy).__name__}.kernel_policy is {declared!r}, which the kernel does not play; kernel policies: "
+            f"{', '.join(POLICIES)}"
+        )
+    return declared
+
+
 def policy_codes(names) -> np.ndarray:
     """Scripted policy names as the kernel's codes, with a clear error for one it cannot play."""
     unknown = [name for name in names if name not in POLICIES]

@@ -26,6 +26,7 @@ from .batch import BatchEnv
 from .engine import NUM_ACTIONS, IllegalActionError, check_optional_seat
 from .kernel import POLICIES, RANDOM, policy_codes
 from .kernel_network import NETWORK, Networks, network_actions, stack
+from .kernel_state import kernel_policy
 from .lead_values import lead_values
 from .observation import CHIP_SCALE, table_template
 from .parallelism import start_in_chunks
@@ -46,7 +47,6 @@ def _plays_in_kernel(member) -> bool:
     return bool(playable is not None and playable())
 
 
-
 def whole_actions(actions, num_envs: int) -> np.ndarray:
     """``actions`` as ``num_envs`` int64 ranks; floats that are not whole numbers and bools are refused by name
     (cast, 2.5 would be played as 2 and True as 1)."""
@@ -57,6 +57,7 @@ def whole_actions(actions, num_envs: int) -> np.ndarray:
         bad = array[~(np.isfinite(array) & (array == np.round(array)))].ravel()[0]
         raise IllegalActionError(f"action {bad!r} is no whole number; actions are whole numbers 0..{NUM_ACTIONS - 1}")
     return array.astype(np.int64).reshape(num_envs)
+
 
 class InProcessVecEnv(VecEnv):
     """The VecEnv methods of an env whose games all live in this process, as one object (no sub-envs)."""
@@ -365,17 +366,17 @@ class SnipSnapVecEnv(InProcessVecEnv):
         ``rollout_code`` for one the kernel does not play."""
         if opponents is None:
             return np.array([RANDOM], np.int64)
-        names = [getattr(policy, "name", None) for policy in opponents]
+        names = [kernel_policy(policy) for policy in opponents]  # by what each is, never by its name
         # one the kernel does not play (search) continues as the learner does, or as most_copies if that is a network
         fallback = POLICIES.index("most_copies") if rollout_code >= NETWORK else rollout_code
-        return np.array([POLICIES.index(n) if n in POLICIES else fallback for n in names], np.int64)
+        return np.array([fallback if n is None else POLICIES.index(n) for n in names], np.int64)
 
     @staticmethod
     def _all_scripted(opponents) -> bool:
         """Whether every pool member is a scripted policy the kernel plays (its twin in ``_kernel_twins`` is
         itself) or :data:`SELF`, whose seats the learner holds; not a network, the search or a caller's own."""
         return opponents is None or all(
-            _is_self(p) or (getattr(p, "name", None) in POLICIES and not _plays_in_kernel(p)) for p in opponents
+            _is_self(p) or (kernel_policy(p) is not None and not _plays_in_kernel(p)) for p in opponents
         )
 
     def action_masks(self) -> np.ndarray:

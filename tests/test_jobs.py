@@ -41,7 +41,8 @@ from train.runner.run_folder import RunFolder
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = sorted(path.stem for path in (ROOT / "train").glob("*.py") if path.stem != "__init__")
-SLOW = {"train_ppo", "main", "convert_model", "bench_batch"}  # their examples train or time PPO: tens of seconds
+# their examples train or time PPO: tens of seconds
+SLOW = {"train_ppo", "main", "convert_model", "bench_batch", "seeds"}
 AGENT_FLAGS = {"candidates", "opponents", "agents", "target", "agent", "candidate"}  # dests that name agents
 # their agents are names from the registry, never files (train_ppo's --init-from is read as data): nothing to trust
 NO_MODEL_FILES = {"oracle", "train_ppo", "main", "bench_training"}  # training settings: model files never unpickled
