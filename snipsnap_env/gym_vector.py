@@ -24,6 +24,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from .aec import check_seed
 from .engine import NUM_ACTIONS
 from .observation import HIGH, LOW, OBS_DIM
 from .training_signal import DEFAULT_ROLLOUTS
@@ -66,6 +67,7 @@ class SingleSeatVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal every table anew; ``seed`` restarts every stream (deals, seats, opponents, the signal)."""
+        seed = check_seed(seed)  # 1.5 or True: refused by name, as the AEC env refuses them
         if seed is not None:
             self.tables.seed(seed)
         return self.tables.reset(), {}

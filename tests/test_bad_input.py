@@ -192,5 +192,8 @@ def test_the_vector_env_says_what_is_wrong_before_reset_with_an_illegal_action_a
     with pytest.raises(ValueError, match="illegal actions"):
         envs.step(illegal)
     assert (envs.action_masks() == masks).all()  # nothing stepped
+    for seed in (1.5, True, -1, "7"):  # refused by name, as the AEC env refuses them
+        with pytest.raises(ValueError, match=f"reset got seed={seed!r}; allowed: a whole number"):
+            envs.reset(seed=seed)
     with pytest.raises(ValueError, match="num_games got 1000000000000; allowed: an integer from 1 to 1,048,576"):
         gymnasium.make_vec("snipsnap/SingleSeat-v0", num_envs=10**12, vectorization_mode="vector_entry_point")

@@ -439,3 +439,15 @@ def test_learning_curves_of_several_runs_in_one_plot(tmp_path, capsys):
     with pytest.raises(SystemExit):
         curves.main([str(tmp_path / "old")])
     assert "written by an older version" in capsys.readouterr().err
+
+
+def test_a_run_started_by_train_or_reuse_records_the_settings_as_given(tmp_path):
+    """The main job starts a new run itself: its args.json says overwrite false, as the command did."""
+    from train.learn.args import Args
+    from train.runner.cli import add_dataclass_flags, from_namespace, new_parser
+
+    argv = [*training.TINY_RUN, "--runs", str(tmp_path), "--run-name", "r"]
+    args = from_namespace(Args, add_dataclass_flags(Args, new_parser(None)).parse_args(argv))
+    training.train_or_reuse(args)
+    recorded = json.loads((tmp_path / "r" / "args.json").read_text())
+    assert recorded["overwrite"] is False and recorded["resume"] is False

@@ -88,9 +88,15 @@ def plot_learning_curve(folder: RunFolder, args: Args) -> Path | None:
 
 def train(args: Args) -> Path:
     """Train (or resume) a run in its own folder; return the path of its final model."""
+    return _train_in_folder(args, args.resume, args.overwrite)
+
+
+def _train_in_folder(args: Args, resume: bool, overwrite: bool) -> Path:
+    """:func:`train`, resumed or started over as decided here; the folder records the settings as given (a
+    ``--overwrite`` nobody passed is not written into its args.json)."""
     run_dir = Path(args.out_dir) / args.run_name
-    with RunFolder(run_dir, run_settings(args), resume=args.resume, overwrite=args.overwrite) as folder:
-        return _train(args, folder)
+    with RunFolder(run_dir, run_settings(args), resume=resume, overwrite=overwrite) as folder:
+        return _train(dataclasses.replace(args, resume=resume, overwrite=overwrite), folder)
 
 
 def train_or_reuse(args: Args) -> Path:
@@ -109,7 +115,7 @@ def train_or_reuse(args: Args) -> Path:
         say(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
         return run_dir
     resume = not args.overwrite and latest_checkpoint(run_dir) is not None
-    train(dataclasses.replace(args, resume=resume, overwrite=not resume))
+    _train_in_folder(args, resume=resume, overwrite=not resume)
     return run_dir
 
 
