@@ -63,3 +63,34 @@ def test_provenance_lists_the_changed_files_of_a_dirty_tree(repository, monkeypa
     (repository / "snipsnap_env" / "engine.py").write_text("RULES = 3\n")
     record = provenance("evaluate", ["--deals", "10"])
     assert record["commit"].endswith("-dirty") and record["changed_files"] == ["snipsnap_env/engine.py"]
+
+
+def test_an_interrupted_rerun_after_a_change_of_code_says_its_tables_are_the_earlier_runs(tmp_path, monkeypatch):
+    """Evaluate into a folder, change the code (another commit), run the same command there and interrupt it: the
+    provenance names the earlier run's commit as the tables' maker, not the new run's; a finished rerun does not."""
+    import json
+
+    from train import evaluate
+    from train.runner import job
+
+    argv = ["--players", "3", "--candidates", "random", "--deals", "20", "--out", str(tmp_path / "o"), "--no-progress"]
+    evaluate.main(argv)
+    first = json.loads((tmp_path / "o" / "provenance.json").read_text())
+    monkeypatch.setattr(results_folder, "commit", lambda root=None: "f" * 40)
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(job, "work_started", [interrupt])
+    with pytest.raises(SystemExit):
+        evaluate.main(argv)
+    second = json.loads((tmp_path / "o" / "provenance.json").read_text())
+    assert second["commit"] == "f" * 40 and "unfinished" in second
+    assert second["earlier"]["commit"] == first["commit"] and second["earlier"]["date"] == first["date"]
+    with pytest.raises(SystemExit):  # interrupted again: the tables are still the first run's
+        evaluate.main(argv)
+    assert json.loads((tmp_path / "o" / "provenance.json").read_text())["earlier"]["commit"] == first["commit"]
+    monkeypatch.setattr(job, "work_started", [])
+    evaluate.main(argv)
+    finished = json.loads((tmp_path / "o" / "provenance.json").read_text())
+    assert "unfinished" not in finished and "earlier" not in finished and "seconds" in finished

@@ -91,7 +91,8 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
     )
     try:
         folder.__enter__()
-        folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(record, indent=1)))
+        started_record = record | _earlier(folder, path / PROVENANCE_FILE)
+        folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(started_record, indent=1)))
     except OSError as error:
         folder.__exit__(None, None, None)
         if isinstance(error, Refused):
@@ -105,6 +106,25 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
         folder.write(path / PROVENANCE_FILE, lambda p: p.write_text(json.dumps(record, indent=1)))
     finally:
         folder.__exit__(None, None, None)
+
+
+def _earlier(folder, path: Path) -> dict:
+    """What a run's provenance says while it works in a folder that holds an earlier run's files: that it has not
+    finished, and what made those files (the earlier provenance), so that an interrupted rerun after a change of
+    code never shows old tables under the new run's commit. Nothing when the folder holds no earlier run."""
+    if not path.exists() or not folder.manifest.owns(path):
+        return {}
+    try:
+        earlier = json.loads(path.read_text())
+    except (OSError, ValueError):
+        earlier = {"unreadable": True}
+    if "unfinished" in earlier:  # that run was interrupted too: the tables are still the one before it's
+        earlier = earlier.get("earlier", {})
+    kept = {key: earlier[key] for key in ("command", "commit", "date", "changed_files") if key in earlier}
+    return {
+        "unfinished": "this run has not finished: the tables here are the earlier run's (below) until it does",
+        "earlier": kept,
+    }
 
 
 def csv_of(rows: list[dict]):
