@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from train import seeds
+from train.learn import recipes
 from train.measure import over_seeds
 from train.measure.seeds_report import format_markdown, report
 
@@ -24,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_recipe_is_a_name_and_train_ppo_flags():
-    assert seeds.recipe("wide=--rank-head 64 128") == seeds.Recipe("wide", ("--rank-head", "64", "128"))
-    assert seeds.recipe("default") == seeds.Recipe("default", ())
-    assert seeds.recipe("t=--teacher ''").flags == ("--teacher", "")  # a shell's quoting, as train_ppo reads it
+    assert recipes.recipe("wide=--rank-head 64 128") == recipes.Recipe("wide", ("--rank-head", "64", "128"))
+    assert recipes.recipe("default") == recipes.Recipe("default", ())
+    assert recipes.recipe("t=--teacher ''").flags == ("--teacher", "")  # a shell's quoting, as train_ppo reads it
 
 
 @pytest.mark.parametrize(
@@ -36,7 +37,7 @@ def test_a_recipe_is_a_name_and_train_ppo_flags():
 )  # fmt: skip
 def test_a_recipe_that_sets_what_the_job_owns_or_does_not_parse_is_refused_by_name(text, words):
     with pytest.raises(Exception, match=words):
-        seeds.recipe(text)
+        recipes.recipe(text)
 
 
 def test_a_recipe_with_a_bad_train_ppo_flag_is_refused_naming_the_recipe(capsys, tmp_path, monkeypatch):
@@ -51,13 +52,13 @@ def test_a_recipe_with_a_bad_train_ppo_flag_is_refused_naming_the_recipe(capsys,
 
 
 def test_each_budget_multiplies_the_recipes_steps_and_names_its_own_run():
-    arm = seeds.Arm(seeds.Recipe("default"), 4, "default_x4")
+    arm = recipes.Arm(recipes.Recipe("default"), 4, "default_x4")
     args = arm.args("scarne", 2, "/tmp/runs")
     assert args.total_timesteps == 4 * 300_000 and args.seed == 2 and not args.progress
     assert args.run_name.startswith("seeds_default_s2_") and args.out_dir == "/tmp/runs"
-    other = seeds.Arm(seeds.Recipe("default"), 1, "default_x4").args("scarne", 2, "/tmp/runs")
+    other = recipes.Arm(recipes.Recipe("default"), 1, "default_x4").args("scarne", 2, "/tmp/runs")
     assert other.run_name != args.run_name  # the key is the settings', not the arm's name
-    alone = seeds.Arm(seeds.Recipe("default"), 4, "default").args("scarne", 2, "/tmp/runs")
+    alone = recipes.Arm(recipes.Recipe("default"), 4, "default").args("scarne", 2, "/tmp/runs")
     assert alone.run_name == args.run_name  # the same run, whichever study names it
 
 
