@@ -48,7 +48,8 @@ def check(flags) -> Plan:
     def work(folder) -> list:
         say(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
         model = train_or_reuse(args) / "final_model.zip"
-        say(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} players on {flags.deals:,} paired deals", flush=True)
+        say(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} policies at {args.num_players}-player tables on "
+            f"{flags.deals:,} paired deals", flush=True)  # fmt: skip
         rows = evaluate(
             [*CANDIDATES, f"ppo:{model}"],
             list(args.opponents),

@@ -205,7 +205,8 @@ def _train(args: Args, folder: RunFolder) -> Path:
     if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
         say(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
     else:
-        say(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min; model: {final}; curve: {curve}")
+        say(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min (wall time, with the kernel's first "
+            f"compile and the evaluations); model: {final}; curve: {curve}")  # fmt: skip
     return final
 
 
