@@ -158,3 +158,15 @@ def test_the_readmes_quick_start_runs_as_written_and_shows_the_deals_chips():
     assert runs[1].stdout == runs[0].stdout  # "same seed → same deal", as its comment says
     shown = code[code.index("print(chips)") :].split("#", 1)[1].strip().rstrip(".}").rstrip(", ")
     assert all(pair.strip() in runs[0].stdout for pair in shown.strip("{").split(", ") if pair != "..."), shown
+
+
+def test_the_readmes_main_job_number_is_the_range_the_committed_seeds_span():
+    """The README states the main job's trained-agent row as the range of the recipe's seeds on its benchmark
+    (docs/results/seeds_main_range), and this machine's run as one of them."""
+    document = json.loads((ROOT / "docs" / "results" / "seeds_main_range" / "results.json").read_text())
+    entry = document["by_size"]["6"]["recipes"]["default"]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"+{entry['min']:.2f} to +{entry['max']:.2f} over most_copies" in readme, (entry["min"], entry["max"])
+    assert f"{len(entry['seeds'])} training seeds" in readme
+    seed_0 = f"+{entry['seeds'][0]:.2f}"
+    assert f"this machine's seed 0: {seed_0}" in readme

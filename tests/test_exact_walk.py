@@ -56,3 +56,19 @@ def test_a_policys_exact_value_is_what_the_kernel_plays_it_to(rules):
         chips = play_deals(300_000, 3, rules, [name, "random", "random"], seed=11)[:, 0]
         error = 4 * chips.std() / np.sqrt(len(chips))
         assert abs(chips.mean() - exact[name]) < error, (name, chips.mean(), exact[name])
+
+
+@pytest.mark.slow
+def test_the_committed_small_deck_optima_are_what_the_walk_computes_now():
+    """docs/results/seeds_small_deck_*: every exact value there is the walk's today, to the last bit."""
+    import json
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parent.parent / "docs" / "results"
+    units = sorted(results.glob("seeds_small_deck_r4/units/optimum_*p.json"))
+    assert units
+    for path in units:
+        committed = json.loads(path.read_text())
+        rules = json.loads((path.parent.parent / "args.json").read_text())["evaluation"]["rules"]
+        now = exact_values("random", committed["players"], rules)
+        assert {k: committed[k] for k in now} == now, path

@@ -152,9 +152,17 @@ def plot_seeds(settings: dict, document: dict, folder) -> None:
         lines = {f"{name}": g["gain"] for name, g in entry.get("references", {}).items()}
         if "optimum" in entry:
             lines["optimum (exact)"] = entry["optimum"]["optimum"] - entry["optimum"]["most_copies"]
+        low, high = _scale(entry, lines.get("optimum (exact)"))
+        off = []  # a reference far from the recipes (random lead, 1.4 chips below) would flatten them to a line
         for (name, value), style in zip(lines.items(), itertools.cycle(["--", ":", "-."])):
+            if not low <= value <= high:
+                off.append(f"{name} {value:+.2f}")
+                continue
             ax.axhline(value, linestyle=style, color="tab:gray", linewidth=1)
             ax.annotate(name, (len(arms) - 0.5, value), fontsize=7, color="dimgray", ha="right", va="bottom")
+        ax.set_ylim(low, high)
+        if off:
+            ax.set_xlabel("off the scale: " + ", ".join(off), fontsize=7)
         ax.axhline(0, color="black", linewidth=0.6)
         ax.set_xticks(range(len(arms)), arms, fontsize=8, rotation=20 if len(arms) > 3 else 0)
         ax.set_xlim(-0.6, len(arms) - 0.4)
@@ -176,6 +184,18 @@ def training_minutes(settings: dict, units: dict) -> dict[str, float]:
         known = [s for s in seconds if s is not None]
         minutes[arm] = float(np.mean(known)) / 60 if known else float("nan")
     return minutes
+
+
+def _scale(entry: dict, optimum: float | None) -> tuple[float, float]:
+    """A panel's y-limits: the recipes' seeds with their deals' CIs, their intervals, 0 and the optimum, padded."""
+    values = [0.0] + ([optimum] if optimum is not None else [])
+    for r in entry["recipes"].values():
+        values += [g + c for g, c in zip(r["seeds"], r["deal_ci95"])] + [
+            g - c for g, c in zip(r["seeds"], r["deal_ci95"])
+        ]
+        values += [r["iqm"]["low"], r["iqm"]["high"]]
+    pad = max(0.25 * (max(values) - min(values)), 0.02)
+    return min(values) - pad, max(values) + pad
 
 
 def plot_budgets(settings: dict, document: dict, minutes: dict, folder) -> None:
