@@ -23,6 +23,7 @@ It ends as every recipe does: the trained policy, greedy, against most_copies on
 from __future__ import annotations
 
 import argparse
+import warnings
 
 import gymnasium
 import numpy as np
@@ -113,7 +114,9 @@ def make_model(players: int, seed: int, reward: str = "lead_advantage", env: str
 def train(players: int, steps: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
           pool: str = "self+most_copies") -> MaskablePPO:  # fmt: skip
     model = make_model(players, seed, reward, env, pool)
-    model.learn(total_timesteps=steps, progress_bar=True)
+    with warnings.catch_warnings():  # SB3's bar is tqdm's rich one, which calls itself experimental on every run
+        warnings.filterwarnings("ignore", "rich is experimental", category=Warning)
+        model.learn(total_timesteps=steps, progress_bar=True)
     return model
 
 
