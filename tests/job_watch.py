@@ -1,8 +1,11 @@
 """A job run in a process of its own, watched from inside it: every file it writes (Python's audit hooks see each
 ``open`` for writing, rename, removal and new folder, however the job spells them), every signal handler set by
 the project's code outside the runner, and a signal sent the given seconds into its work. A watchdog ends a run
-that hangs, printing where every thread was. ``tests/test_jobs.py`` holds every job to what is seen here, so a
-job that breaks a promise fails by what it does, not by how its source reads.
+that hangs, printing where every thread was. And watched from outside, by what the machine shows: the repository,
+the working folder, the home folder, the temporary folder and ``/dev/shm`` before and after the run, so that a
+file created, changed or removed outside the job's places fails whoever wrote it (a child process, C code, an
+import, an exit handler) — the audit hook sees only Python's own calls. ``tests/test_jobs.py`` holds every job to
+what is seen here, so a job that breaks a promise fails by what it does, not by how its source reads.
 
     python tests/job_watch.py SPEC.json      # SPEC: see watched(); the report is written to SPEC's "report"
 """
@@ -43,23 +46,73 @@ class Report:
     answered: float = 0.0
 
 
+#: folders of installed software under the home folder, not walked (hundreds of thousands of files): the Python
+#: interpreter's and other toolchains' installs, which no job writes
+INSTALLS = (".pyenv", ".rustup", ".cargo", ".m2", ".npm")
+#: Ray's session folder: Ray's own processes (an earlier test's cluster) may still write their logs there
+RAY_SESSIONS = "ray"
+
+
+def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
+    """(size, modification time) of every file under ``roots``, folders in ``skip`` (and the repository's git and
+    virtual environments) left out: what the machine shows, whoever writes it."""
+    skipped = {os.path.realpath(p) for p in skip}
+    seen = {}
+    for root in roots:
+        for folder, folders, files in os.walk(root):
+            folders[:] = [f for f in folders if os.path.join(folder, f) not in skipped
+                          and not (f in (".git", ".venv", ".venv-rllib") and folder == str(ROOT))]  # fmt: skip
+            for file in files:
+                path = os.path.join(folder, file)
+                try:
+                    stat = os.lstat(path)
+                except OSError:  # gone while walked
+                    continue
+                seen[path] = (stat.st_size, stat.st_mtime_ns)
+    return seen
+
+
+def _compiled_cache(path: str, root: Path) -> bool:
+    """Bytecode and numba's cache of the project's own modules (in their ``__pycache__``): what importing and
+    compiling the project writes, and nothing else."""
+    where = Path(path)
+    return (where.is_relative_to(root) and where.parent.name == "__pycache__"
+            and where.suffix in (".pyc", ".nbi", ".nbc"))  # fmt: skip
+
+
+def changed_outside(before: dict, after: dict, places: list[Path], root: Path) -> list[str]:
+    """Files created, changed or removed between two snapshots, outside ``places``."""
+    inside = [Path(os.path.realpath(p)) for p in places]
+    changes = [(f"created {p}" if p not in before else f"removed {p}" if p not in after else f"changed {p}", p)
+               for p in sorted(set(before) | set(after)) if before.get(p) != after.get(p)]  # fmt: skip
+    return [what for what, path in changes
+            if not any(_within(Path(path), place) for place in inside) and not _compiled_cache(path, root)]  # fmt: skip
+
+
 def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: int = 0, after: float = 0.0,
             root: Path = ROOT) -> Report:  # fmt: skip
     """Run ``python -m train.<name> argv`` from ``cwd`` (with the project at ``root``), allowed to write in
     ``places`` only, sending ``signum`` (0: none) ``after`` seconds into its work."""
     cwd = Path(cwd)
     scratch = Path(tempfile.mkdtemp(prefix="watch-", dir=cwd.parent))
+    home, temporary = Path.home(), Path(tempfile.gettempdir())
+    roots = [root, cwd, home, temporary, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
+    skip = [scratch, *(home / name for name in INSTALLS), temporary / RAY_SESSIONS]
+    before = snapshot(roots, skip)
     spec = {"name": name, "argv": argv, "cwd": str(cwd), "places": [str(p) for p in places], "signum": signum,
             "after": after, "root": str(root), "tmp": str(scratch), "report": str(scratch / "report.json")}  # fmt: skip
     (scratch / "spec.json").write_text(json.dumps(spec))
     environment = {**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(scratch), "COLUMNS": "80",
-                   "TORCHINDUCTOR_CACHE_DIR": str(scratch / "torch")}  # fmt: skip
+                   "TORCHINDUCTOR_CACHE_DIR": str(scratch / "torch"), "MPLCONFIGDIR": str(scratch / "matplotlib"),
+                   "XDG_CACHE_HOME": str(scratch / "cache")}  # fmt: skip (libraries' caches: the job's own scratch)
     command = [sys.executable, str(Path(__file__).resolve()), str(scratch / "spec.json")]
     done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=WATCHDOG + 30)
     report = scratch / "report.json"
     if not report.exists():  # the watchdog fired, or the process died before it could report
         raise AssertionError(f"train.{name} {argv} did not finish (exit {done.returncode}):\n{done.stderr[-4000:]}")
-    return Report(**json.loads(report.read_text()), err=done.stderr)
+    seen = Report(**json.loads(report.read_text()), err=done.stderr)
+    seen.outside += changed_outside(before, snapshot(roots, skip), places, root)
+    return seen
 
 
 # --- in the watched process -----------------------------------------------------------------------------------

@@ -69,6 +69,27 @@ PLANTED = {
             for s, handler in handlers.items():
                 sig.signal(s, handler)""",
     ),
+    "zz_planted_child": (
+        "writes outside through a child process (the audit hook sees no open)",
+        """
+            import subprocess
+
+            subprocess.run(["sh", "-c", "echo x > ../stray_child.txt"], check=True)""",
+    ),
+    "zz_planted_c_code": (
+        "writes outside through C code (sqlite3 opens its file itself)",
+        """
+            import sqlite3
+
+            sqlite3.connect("stray.db").execute("create table t (x)").connection.commit()""",
+    ),
+    "zz_planted_at_exit": (
+        "writes outside in an exit handler, after its work and the watcher's report",
+        """
+            import atexit
+
+            atexit.register(lambda: Path("stray_at_exit.txt").write_text("written on the way out"))""",
+    ),
     "zz_planted_unchecked": (
         "plays the agent --a names without checking the name first",
         """
@@ -82,6 +103,9 @@ EXPECTED = {
     "test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_its_work": {
         "zz_planted_strays": "stray.txt",
         "zz_planted_deaf": "set signal handlers itself",
+        "zz_planted_child": "created ",
+        "zz_planted_c_code": "stray.db",
+        "zz_planted_at_exit": "stray_at_exit.txt",
     },
     "test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_traceback": {
         "zz_planted_unchecked": "--a no_such_agent",
