@@ -186,9 +186,10 @@ def training_minutes(settings: dict, units: dict) -> dict[str, float]:
     return minutes
 
 
-def _scale(entry: dict, optimum: float | None) -> tuple[float, float]:
-    """A panel's y-limits: the recipes' seeds with their deals' CIs, their intervals, 0 and the optimum, padded."""
-    values = [0.0] + ([optimum] if optimum is not None else [])
+def _scale(entry: dict, optimum: float | None, zero: bool = True) -> tuple[float, float]:
+    """A panel's y-limits: the recipes' seeds with their deals' CIs, their intervals, the optimum and (``zero``)
+    most_copies' level, padded."""
+    values = [0.0] * zero + ([optimum] if optimum is not None else [])
     for r in entry["recipes"].values():
         values += [g + c for g, c in zip(r["seeds"], r["deal_ci95"])] + [
             g - c for g, c in zip(r["seeds"], r["deal_ci95"])
@@ -217,15 +218,25 @@ def plot_budgets(settings: dict, document: dict, minutes: dict, folder) -> None:
             for ax, x in ((axes[0][column], steps), (axes[1][column], [minutes[a] for a in arms])):
                 ax.errorbar(x, iqm[:, 0], yerr=[iqm[:, 0] - iqm[:, 1], iqm[:, 2] - iqm[:, 0]], marker="o", capsize=3,
                             label=recipe)  # fmt: skip
+        low, high = _scale(entry, None, zero=False)
+        off = []
         for name, g in entry.get("references", {}).items():
+            if not low <= g["gain"] <= high:  # random lead, chips below: it would flatten the curves to a line
+                off.append(f"{name} {g['gain']:+.2f}")
+                continue
             for ax in axes[:, column]:
                 ax.axhline(g["gain"], linestyle="--", color="tab:gray", linewidth=1)
                 ax.annotate(name, (0.02, g["gain"]), xycoords=("axes fraction", "data"), fontsize=7, color="dimgray")
+        steps = sorted({entry["recipes"][a]["ppo_timesteps"] for a in settings["arms"]})
+        for ax, label in ((axes[0][column], "PPO steps"), (axes[1][column], "training minutes (mean over seeds)")):
+            ax.set_ylim(low, high)
+            ax.set_xscale("log")
+            ax.minorticks_off()  # log minor ticks labelled 3x10^5, 4x10^5... overprinted one another
+            ax.set_xlabel(label + (f"\noff the scale: {', '.join(off)}" if off else ""), fontsize=8)
+        axes[0][column].set_xticks(steps, [f"{s / 1e6:.2g}M" for s in steps])
+        spent = sorted(minutes[a] for a in settings["arms"] if np.isfinite(minutes[a]))
+        axes[1][column].set_xticks(spent, [f"{m:.2g}" for m in spent])
         axes[0][column].set_title(f"{n} players", fontsize=9)
-        axes[0][column].set_xscale("log")
-        axes[1][column].set_xscale("log")
-        axes[0][column].set_xlabel("PPO steps")
-        axes[1][column].set_xlabel("training minutes (mean over seeds)")
     for ax in axes[:, 0]:
         ax.set_ylabel("gain over most_copies (IQM, 95% CI)")
     axes[0][0].legend(fontsize=8)
