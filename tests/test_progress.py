@@ -142,3 +142,28 @@ def test_parts_run_kind_by_kind_in_turn_so_every_kind_is_timed_after_one_round(c
     parts = [Part(f"{kind}{n}", kind, 1) for kind in "abc" for n in range(3 if kind != "c" else 1)]
     played = [part.label for part in PartsBar(parts, "card", disable=True)]
     assert played == ["a0", "b0", "c0", "a1", "b1", "a2", "b2"]
+
+
+def test_a_slow_part_grows_the_time_left_and_never_moves_the_bar_back(clock):
+    """The benchmark's case: cheap candidates, then a search hundreds of times slower that reports its first deals
+    late. The bar holds while the estimate grows; the time left is unknown once the part overruns its estimate,
+    then the part's own rate."""
+    parts = [Part("random", "random", 100), Part("most_copies", "most_copies", 100), Part("pimc", "pimc:128", 100)]
+    bar = PartsBar(parts, "evaluating", disable=True)
+    fractions, seen = [], []
+    for part in bar:
+        if part.label != "pimc":
+            clock[0] += 1.0
+            continue
+        for _ in range(3):  # 85 s before its first chunk reports
+            clock[0] += 30
+            bar.advance(0)
+            fractions.append(bar.bar.n / bar.bar.total)
+            seen.append(shown(bar))
+        bar.advance(10)  # 10 deals in 90 s: 810 s left
+        fractions.append(bar.bar.n / bar.bar.total)
+        seen.append(shown(bar))
+        clock[0] += 810
+    assert fractions == sorted(fractions), fractions  # never backwards
+    assert seen[1].endswith("[01:02<?]") and seen[2].endswith("[01:32<?]")  # overdue: not a time that sits still
+    assert seen[3].endswith("[01:32<13:30]")

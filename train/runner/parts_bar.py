@@ -51,6 +51,7 @@ class PartsBar:
         self.spent: list[float] = []  # seconds of each finished part
         self.units = 0.0  # units of finished parts
         self.bar, self.part, self.done, self.started, self.last = None, None, 0.0, 0.0, 0.0
+        self.shown = 0.0  # the fraction the bar shows: it never goes back when an estimate grows
 
     def __enter__(self) -> PartsBar:
         from .cli import progress_bar
@@ -111,13 +112,13 @@ class PartsBar:
                 own = running / self.done * max(self.part.size - self.done, 0.0)
                 if left is None:  # the first part: the rest at its rate
                     left = running / self.done * sum(part.size for part in todo)
-            else:
-                own = None if left is None else max(self.left([self.part]) - running, 0.0)
+            else:  # nothing reported yet: its kind's estimate, and unknown ("?") once it has run past it
+                estimate = None if left is None else self.left([self.part]) - running
+                own = None if estimate is None or estimate <= 0 else estimate
             left = None if own is None else own + (left or 0.0)
-        if left is None:
-            self.bar.total, self.bar.n = 1, 0
-        else:
-            self.bar.total, self.bar.n = max(spent + left, 1e-9), spent
+        if left is not None:  # a part slower than its kind's estimate grows the time left, not the bar backwards
+            self.shown = max(self.shown, spent / max(spent + left, 1e-9))
+        self.bar.total, self.bar.n = 1.0, self.shown
         label = f" {self.part.label}" if self.part is not None else ""
         times = f"{clock(now - self.started)}<{'?' if left is None else clock(left)}"  # spent<left, as tqdm's
         self.bar.unit = f"{finished}/{len(self.parts)}{label} [{times}]"  # a postfix would start with ", "
