@@ -29,7 +29,7 @@ RECORDS |= {"exploit_learned_search", "exploit_learned_most_copies_6p", "exploit
 RECORDS |= {"scorecard_ppo_learned_exploit"}
 RECORDS |= {"exploit_small_deck", "exploit_small_deck_learned", "exploit_small_deck_learned_ppo", "exploit_weakened"}
 # train.seeds: trained runs, records of their commit (the exact optimum in them is replayed by test_exact_walk)
-RECORDS |= {"seeds_main_range", "seeds_budgets", "seeds_small_deck_r4", "seeds_small_deck_r5"}
+RECORDS |= {"seeds_main_range", "seeds_budgets", "seeds_small_deck_r4", "seeds_small_deck_r5", "seeds_small_deck_r6"}
 RECORDS |= {"seeds_small_deck_r4_more", "seeds_small_deck_r4_self"}
 FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
 
