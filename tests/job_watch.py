@@ -54,8 +54,8 @@ RAY_SESSIONS = "ray"
 
 
 def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
-    """(size, modification time) of every file under ``roots``, folders in ``skip`` (and the repository's git and
-    virtual environments) left out: what the machine shows, whoever writes it."""
+    """(size, modification time) of every file under ``roots``, the files and folders in ``skip`` (and the
+    repository's git and virtual environments) left out: what the machine shows, whoever writes it."""
     skipped = {os.path.realpath(p) for p in skip}
     seen = {}
     for root in roots:
@@ -64,12 +64,28 @@ def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
                           and not (f in (".git", ".venv", ".venv-rllib") and folder == str(ROOT))]  # fmt: skip
             for file in files:
                 path = os.path.join(folder, file)
+                if path in skipped:
+                    continue
                 try:
                     stat = os.lstat(path)
                 except OSError:  # gone while walked
                     continue
                 seen[path] = (stat.st_size, stat.st_mtime_ns)
     return seen
+
+
+def _written_here() -> list[Path]:
+    """The files this (the watching) process holds open: the test run's own output, when it goes to a file (a CI
+    log in the temporary folder grows while a job is watched, and is no job's write)."""
+    held = []
+    for fd in Path("/proc/self/fd").glob("*") if Path("/proc/self/fd").is_dir() else ():
+        try:
+            target = Path(os.readlink(fd))
+        except OSError:
+            continue
+        if target.is_absolute() and target.is_file():
+            held.append(target)
+    return held
 
 
 def _compiled_cache(path: str, root: Path) -> bool:
@@ -97,7 +113,7 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
     scratch = Path(tempfile.mkdtemp(prefix="watch-", dir=cwd.parent))
     home, temporary = Path.home(), Path(tempfile.gettempdir())
     roots = [root, cwd, home, temporary, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
-    skip = [scratch, *(home / name for name in INSTALLS), temporary / RAY_SESSIONS]
+    skip = [scratch, *(home / name for name in INSTALLS), temporary / RAY_SESSIONS, *_written_here()]
     before = snapshot(roots, skip)
     spec = {"name": name, "argv": argv, "cwd": str(cwd), "places": [str(p) for p in places], "signum": signum,
             "after": after, "root": str(root), "tmp": str(scratch), "report": str(scratch / "report.json")}  # fmt: skip
