@@ -2,7 +2,7 @@
 ``open`` for writing, rename, removal and new folder, however the job spells them), every signal handler set by
 the project's code outside the runner, and a signal sent the given seconds into its work. A watchdog ends a run
 that hangs, printing where every thread was. And watched from outside, by what the machine shows: the repository,
-the working folder, the home folder, the temporary folder and ``/dev/shm`` before and after the run, so that a
+the test's folder, the home folder, the temporary folder's top level and ``/dev/shm`` before and after it, so that a
 file created, changed or removed outside the job's places fails whoever wrote it (a child process, C code, an
 import, an exit handler) — the audit hook sees only Python's own calls. ``tests/test_jobs.py`` holds every job to
 what is seen here, so a job that breaks a promise fails by what it does, not by how its source reads.
@@ -49,8 +49,6 @@ class Report:
 #: folders of installed software under the home folder, not walked (hundreds of thousands of files): the Python
 #: interpreter's and other toolchains' installs, which no job writes
 INSTALLS = (".pyenv", ".rustup", ".cargo", ".m2", ".npm")
-#: Ray's session folder: Ray's own processes (an earlier test's cluster) may still write their logs there
-RAY_SESSIONS = "ray"
 
 
 def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
@@ -71,6 +69,21 @@ def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
                 except OSError:  # gone while walked
                     continue
                 seen[path] = (stat.st_size, stat.st_mtime_ns)
+    return seen
+
+
+def top_level(folder: Path, skip: list[Path]) -> dict[str, tuple[int, int]]:
+    """The entries directly in ``folder``: a file's (size, modification time), a folder's presence only."""
+    skipped = {os.path.realpath(p) for p in skip}
+    seen = {}
+    for entry in os.scandir(folder):
+        if entry.path in skipped:
+            continue
+        try:
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        seen[entry.path] = (0, 0) if entry.is_dir(follow_symlinks=False) else (stat.st_size, stat.st_mtime_ns)
     return seen
 
 
@@ -112,9 +125,15 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
     cwd = Path(cwd)
     scratch = Path(tempfile.mkdtemp(prefix="watch-", dir=cwd.parent))
     home, temporary = Path.home(), Path(tempfile.gettempdir())
-    roots = [root, cwd, home, temporary, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
-    skip = [scratch, *(home / name for name in INSTALLS), temporary / RAY_SESSIONS, *_written_here()]
-    before = snapshot(roots, skip)
+    # the test's own folder (the working folder and its siblings) in full, the temporary folder's top level: other
+    # processes of the machine (a CI harness, a terminal's tools) keep files deep in folders of their own there
+    roots = [root, cwd.parent, home, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
+    skip = [scratch, *(home / name for name in INSTALLS), *_written_here()]
+
+    def seen_now() -> dict:
+        return snapshot(roots, skip) | top_level(temporary, skip)
+
+    before = seen_now()
     spec = {"name": name, "argv": argv, "cwd": str(cwd), "places": [str(p) for p in places], "signum": signum,
             "after": after, "root": str(root), "tmp": str(scratch), "report": str(scratch / "report.json")}  # fmt: skip
     (scratch / "spec.json").write_text(json.dumps(spec))
@@ -127,7 +146,7 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
     if not report.exists():  # the watchdog fired, or the process died before it could report
         raise AssertionError(f"train.{name} {argv} did not finish (exit {done.returncode}):\n{done.stderr[-4000:]}")
     seen = Report(**json.loads(report.read_text()), err=done.stderr)
-    seen.outside += changed_outside(before, snapshot(roots, skip), places, root)
+    seen.outside += changed_outside(before, seen_now(), places, root)
     return seen
 
 
