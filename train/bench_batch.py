@@ -167,6 +167,7 @@ def work(args) -> dict:
     return save_json(results, args.json, "bench_batch", args.command)
 
 
+
 def check(args) -> Plan:
     """The training extra there (the PPO measurements), the --json file new (or this benchmark's)."""
     check_json(args.json, args.overwrite, "bench_batch")

@@ -67,6 +67,7 @@ def work(args) -> dict:
                      "bench_search", args.command)  # fmt: skip
 
 
+
 def check(args) -> Plan:
     """The --json file new (or this benchmark's, with --overwrite); the table sizes distinct."""
     check_json(args.json, args.overwrite, "bench_search")

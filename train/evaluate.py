@@ -37,6 +37,8 @@ def parser() -> argparse.ArgumentParser:
     return job
 
 
+
+
 def check(args) -> Plan:
     """Every candidate and opponent made (names, model files), the settings keyed by their models."""
     references = (args.reference, *args.compare_to)
@@ -44,13 +46,8 @@ def check(args) -> Plan:
         args.candidates, args.opponents, args.players, args.rules, args.deals, args.seed, references,
         args.trust_model, args.variance_reduction,
     )  # fmt: skip
-    measure = dict(
-        chunk=8192,
-        quiet=False,
-        variance_reduction=args.variance_reduction,
-        progress=args.progress,
-        trust_model=args.trust_model,
-    )
+    measure = dict(chunk=8192, quiet=False, variance_reduction=args.variance_reduction, progress=args.progress,
+                   trust_model=args.trust_model)
 
     def work(folder) -> list[Row]:
         return _measure_into(

@@ -25,16 +25,8 @@ DEFAULT_CANDIDATES = ["random", "most_copies", "pimc:32", "pimc:128", "pimc:512"
 
 
 def ladder(
-    players,
-    opponents,
-    candidates,
-    rules: str,
-    deals: int,
-    seed: int,
-    folder=None,
-    variance_reduction: int = 0,
-    trust_model: bool = False,
-    progress: bool = True,
+    players, opponents, candidates, rules: str, deals: int, seed: int, folder=None, variance_reduction: int = 0,
+    trust_model: bool = False, progress: bool = True,
 ) -> list[dict]:
     """Evaluate every candidate in every (table size, opponent pool) cell; return the rows and write them to
     ``folder`` (a train.runner.results_folder), if given. ``variance_reduction``: as

@@ -270,7 +270,9 @@ def create_app(host: str = "127.0.0.1"):
 
     @app.before_request
     def addressed_to_this_machine():
-        if app.config["CHECK_HOST"] and not host_allowed(request.host, app.config["PORT"], app.config["ADDRESS"]):
+        if app.config["CHECK_HOST"] and not host_allowed(
+            request.host, app.config["PORT"], app.config["ADDRESS"]
+        ):
             raise BadRequest(
                 f"requests for the host {shown(request.host)} are refused: this table answers on "
                 "127.0.0.1 and localhost only",

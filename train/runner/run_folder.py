@@ -199,7 +199,9 @@ class RunFolder:
             manifest = Manifest(self.path)
         recorded = recorded_settings(self.path) if manifest is not None else None
         if self.resume and not self._resume_may_start and recorded is None:
-            raise NothingToResume(f"--resume: {self.path} holds no {self.noun} to resume; start one without --resume")
+            raise NothingToResume(
+                f"--resume: {self.path} holds no {self.noun} to resume; start one without --resume"
+            )
         if manifest is None:
             return
         foreign = manifest.foreign()
