@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from snipsnap_env.kernel import POLICIES
+from snipsnap_env.kernel import POLICIES, kernel_policy
 from snipsnap_env.kernel_network import NETWORK, Networks, stack
-
-from .scripted import kernel_name
 
 NOT_PLAYED = -1  # the code of a policy the kernel cannot play (a search, a sampling network)
 
@@ -19,7 +17,7 @@ def kernel_codes(policies: list) -> tuple[np.ndarray, Networks]:
     """Each policy's kernel code (``NOT_PLAYED`` where the kernel cannot play it) and the networks' stack."""
     codes, networks = [], []
     for policy in policies:
-        name = kernel_name(policy)
+        name = kernel_policy(policy)
         if name is not None:
             codes.append(POLICIES.index(name))
         elif getattr(policy, "kernel_playable", lambda: False)():

@@ -37,6 +37,7 @@ from snipsnap_env.kernel import (
     FEWEST_LED,
     LEADS,
     NOT_LED,
+    kernel_policy,
     lead_positions,
     rule_codes,
     seed_streams,
@@ -48,7 +49,6 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 from .base import Policy, check_masks
 from .kernel_seats import NOT_PLAYED, kernel_codes
 from .pimc import LeadSearch, _respect_caps, _sample_world, candidates_by_copies, fewest_led, position_counts
-from .scripted import kernel_name
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -188,7 +188,7 @@ class ModelSearch(LeadSearch):
         shown = fewest_led(obs, n)
         caps = np.full((len(obs), n), CARDS_PER_RANK, np.int64)
         for index, model in enumerate(self.models):
-            if kernel_name(model) == "most_copies":
+            if kernel_policy(model) == "most_copies":
                 seated = np.zeros((len(obs), n), bool)
                 seated[:, 1:] = opponents[:, : n - 1] == index
                 caps = np.where(seated & (shown < NOT_LED), shown, caps)

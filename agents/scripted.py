@@ -8,7 +8,6 @@ import numpy as np
 
 from snipsnap_env.cards import CARDS_PER_RANK, NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
-from snipsnap_env.kernel_state import kernel_policy
 from snipsnap_env.observation import MAX_HAND, SLICES, rule_feature
 
 from .base import Policy, argmax_legal, check_masks, uniform_over_best
@@ -127,8 +126,3 @@ class Control(Policy):
         wins_now = (copies == copies.sum(axis=1, keepdims=True)) & (copies > 0)
         scores = copies + 2 * closes - penalty + 100 * wins_now
         return argmax_legal(_pad_pass(scores), mask, self.rng)
-
-
-def kernel_name(policy) -> str | None:
-    """The name under which the compiled kernel plays ``policy`` itself (its class's ``kernel_policy``), or None."""
-    return kernel_policy(policy)

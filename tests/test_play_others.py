@@ -75,13 +75,14 @@ def test_a_policy_is_played_by_what_it_is_never_by_its_name():
     """A caller's function named like a kernel policy is played as it chooses; a subclass that changes how its
     parent chooses is not played as the parent; a class that declares a policy the kernel lacks is refused."""
     from agents.base import FunctionPolicy
-    from agents.scripted import MostCopies, kernel_name
+    from agents.scripted import MostCopies
+    from snipsnap_env.kernel_state import kernel_policy
 
     def lowest_rank(obs, mask):
         return mask.argmax(axis=1)
 
     impostor = FunctionPolicy(lowest_rank, name="most_copies")
-    assert kernel_name(impostor) is None
+    assert kernel_policy(impostor) is None
     env = SnipSnapVecEnv(4, 4, opponents=[impostor])
     assert env._scripted_codes is None and (env._opponent_codes == env._rollout_code).all()
 
@@ -89,13 +90,13 @@ def test_a_policy_is_played_by_what_it_is_never_by_its_name():
         def act_batch(self, obs, mask):
             return 12 - mask[:, 12::-1].argmax(axis=1)
 
-    assert kernel_name(Highest()) is None and SnipSnapVecEnv(4, 4, opponents=[Highest()])._scripted_codes is None
+    assert kernel_policy(Highest()) is None and SnipSnapVecEnv(4, 4, opponents=[Highest()])._scripted_codes is None
 
     class Unknown(MostCopies):
         kernel_policy = "highest_rank"
 
     with pytest.raises(ValueError, match="Unknown.kernel_policy is 'highest_rank', which the kernel does not play"):
         SnipSnapVecEnv(4, 4, opponents=[Unknown()])
-    assert [kernel_name(agents.make(n)) for n in ("random", "random_card", "most_copies", "fewest_copies")] == [
+    assert [kernel_policy(agents.make(n)) for n in ("random", "random_card", "most_copies", "fewest_copies")] == [
         "random", "random_card", "most_copies", "fewest_copies"
     ]  # fmt: skip

@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from agents.scripted import kernel_name
 from snipsnap_env.batch import BatchEnv, play_given_deals, play_seated
 from snipsnap_env.cards import NUM_CARDS, deck
+from snipsnap_env.kernel import kernel_policy
 from snipsnap_env.rules import make_rules
 
 Z95 = 1.959964
@@ -62,7 +62,7 @@ def play_paired(
     the candidate saw and chose there, and the indices of those games' deals in ``deals``.
     """
     num_deals, num_players = deals.opponent_index.shape
-    names = [kernel_name(policy) for policy in (candidate, *opponents)]
+    names = [kernel_policy(policy) for policy in (candidate, *opponents)]
     if None not in names and on_lead is None:
         table = np.array(names[1:], dtype=object)[deals.opponent_index]
         table[np.arange(num_deals), deals.seats] = names[0]
