@@ -71,15 +71,22 @@ def holdings(sizes: list[int], ranks: int):
         yield np.array(columns, np.int64).T, count
 
 
+def dealt(num_players: int, rules, dealer: int) -> list[tuple[np.ndarray, float]]:
+    """Every holdings matrix a deal from ``dealer`` can give, with its probability."""
+    sizes = hand_sizes(num_players, rules.deck_size, dealer)
+    deals = math.factorial(rules.deck_size) // math.prod(map(math.factorial, sizes))
+    return [(matrix, count / deals) for matrix, count in holdings(sizes, rules.ranks)]
+
+
 MAX_RANKS = 6  #: a deck larger than this is never counted (its matrices number far past MAX_WORLDS)
 
 
-def count_worlds(num_players: int, rules) -> int:
+def count_worlds(num_players: int, rules, limit: int = MAX_WORLDS) -> int:
     """The holdings matrices over every dealer: the size of the enumeration (past ``MAX_RANKS``, not counted:
-    ``MAX_WORLDS + 1``)."""
+    ``limit + 1``, one past what a walk takes — this one's ``MAX_WORLDS`` by default)."""
     rules = make_rules(rules)
     if rules.ranks > MAX_RANKS:
-        return MAX_WORLDS + 1
+        return limit + 1
     return sum(
         sum(1 for _ in holdings(hand_sizes(num_players, rules.deck_size, d), rules.ranks)) for d in range(num_players)
     )
@@ -209,10 +216,7 @@ def best_response_value(policy, num_players: int, rules="scarne:ranks=3", seat: 
         )
     best_values, target_values = [], []
     for dealer in range(num_players):
-        sizes = hand_sizes(num_players, rules.deck_size, dealer)
-        deals = math.factorial(rules.deck_size) // math.prod(map(math.factorial, sizes))
-        weighted = [(matrix, count / deals) for matrix, count in holdings(sizes, rules.ranks)]
-        best, own = values_over_deals(policy, rules, seat, dealer, weighted)
+        best, own = values_over_deals(policy, rules, seat, dealer, dealt(num_players, rules, dealer))
         best_values.append(best)
         target_values.append(own)
 

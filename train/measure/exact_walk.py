@@ -19,8 +19,6 @@ Python walk of :mod:`train.measure.exact` (which OpenSpiel's best response check
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
@@ -42,27 +40,15 @@ from snipsnap_env.kernel import (
 from snipsnap_env.kernel_state import POT as POT_INDEX
 from snipsnap_env.rules import check_table, make_rules
 
-from .exact import DeckTooLarge, NoExactAnswer, hand_sizes, holdings
+from .exact import MAX_RANKS, DeckTooLarge, NoExactAnswer, count_worlds, dealt
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
 
 #: holdings matrices at most (over every dealer): 3 players with 6 ranks (632,880), 4 with 5 (1,045,324)
 MAX_WORLDS = 1_200_000
-#: ranks counted at most: a deck past this is refused without counting (its matrices number in the tens of millions)
-MAX_RANKS = 6
 LAST, PREVIOUS_PLAYED, POT, TURNS = range(4)  # the carried scalars of a world between sets
 BEST = -1  # in place of a policy code: the best response
 PUBLIC_SIZE = len(PUBLIC)
-
-
-def count_worlds(num_players: int, rules) -> int:
-    """The holdings matrices over every dealer (past ``MAX_RANKS`` ranks, not counted: ``MAX_WORLDS + 1``)."""
-    rules = make_rules(rules)
-    if rules.ranks > MAX_RANKS:
-        return MAX_WORLDS + 1
-    return sum(
-        sum(1 for _ in holdings(hand_sizes(num_players, rules.deck_size, d), rules.ranks)) for d in range(num_players)
-    )
 
 
 def check_exact(opponents, num_players: int, rules) -> None:
@@ -75,7 +61,7 @@ def check_exact(opponents, num_players: int, rules) -> None:
         )
     rules = make_rules(rules)
     check_table(rules, num_players)
-    worlds = count_worlds(num_players, rules)
+    worlds = count_worlds(num_players, rules, limit=MAX_WORLDS)
     if worlds > MAX_WORLDS:
         shown = f"{worlds:,}" if rules.ranks <= MAX_RANKS else "tens of millions of"
         raise DeckTooLarge(
@@ -94,12 +80,7 @@ def exact_values(table: str, num_players: int, rules, seat: int = 0, policies=("
     own = {"optimum": BEST} | {name: POLICIES.index(name) for name in policies}
     totals = dict.fromkeys(own, 0.0)
     for dealer in range(num_players):
-        sizes = hand_sizes(num_players, rules.deck_size, dealer)
-        deals = math.factorial(rules.deck_size) // math.prod(map(math.factorial, sizes))
-        matrices, weights = [], []
-        for matrix, count in holdings(sizes, rules.ranks):
-            matrices.append(matrix)
-            weights.append(count / deals)
+        matrices, weights = zip(*dealt(num_players, rules, dealer))
         stacked = np.zeros((len(matrices), num_players, NUM_RANKS), np.int8)
         stacked[:, :, : rules.ranks] = np.array(matrices)
         weights = np.array(weights)
