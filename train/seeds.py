@@ -31,6 +31,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from .learn.args import Args
 from .learn.recipes import OWNED, Arm, Recipe, recipe
 from .learn.run import TINY_RUN
 from .measure.candidates import made, make_candidate, model_files
@@ -79,13 +80,14 @@ def gains(policies: dict, evaluation: Evaluation, players: int) -> dict:
     }  # fmt: skip
 
 
-def train_seed(arm: Arm, seed: int, evaluation: Evaluation, runs: str) -> dict:
-    """A unit: train (or reuse, or resume) one seed of an arm, then play its final model at every size."""
+def train_seed(arm: str, seed: int, args: Args, evaluation: Evaluation) -> dict:
+    """A unit: train (or reuse, or resume) one seed of an arm with the settings the check built and keyed, then play
+    its final model at every size."""
     from .learn.checkpoints import read_eval_rows
     from .learn.run import train_or_reuse
     from .runner.manifest import sha256
 
-    run = train_or_reuse(arm.args(evaluation.rules, seed, runs))
+    run = train_or_reuse(args)
     model = run / "final_model.zip"
     by_size = {}
     for n in evaluation.players:
@@ -96,7 +98,7 @@ def train_seed(arm: Arm, seed: int, evaluation: Evaluation, runs: str) -> dict:
         by_size[str(n)] = gains(policies, evaluation, n)["model"]
     curve = read_eval_rows(run / "eval.csv")
     return {
-        "arm": arm.name,
+        "arm": arm,
         "seed": seed,
         "run": run.name,
         "model_sha256": sha256(model),
@@ -174,7 +176,8 @@ def check(flags) -> Plan:
     budgets = sorted(flags.budgets)
     arms = [Arm(r, b, r.name if budgets == [1] else f"{r.name}_x{b}") for r in flags.recipe for b in budgets]
     runs = str(Path(flags.runs).resolve())  # the same folder for a unit in another process or on a Ray worker
-    keys = {arm.name: [arm.args(flags.rules, s, runs).run_name for s in flags.seeds] for arm in arms}
+    # each seed's training settings, built and checked once: the units train exactly what the settings key
+    trainings = {(arm.name, s): arm.args(flags.rules, s, runs) for arm in arms for s in flags.seeds}
     evaluation = Evaluation(tuple(flags.players), tuple(flags.opponents), flags.rules, flags.deals, flags.seed)
     references = tuple(name for name in flags.references if name != REFERENCE)
     tables = [(flags.rules, n) for n in flags.players]
@@ -186,7 +189,8 @@ def check(flags) -> Plan:
             check_exact(flags.opponents, n, flags.rules)
     require_ray(flags)
     settings = {
-        "arms": {a.name: {"flags": list(a.recipe.flags), "budget": a.budget, "runs": keys[a.name]} for a in arms},
+        "arms": {a.name: {"flags": list(a.recipe.flags), "budget": a.budget,
+                          "runs": [trainings[a.name, s].run_name for s in flags.seeds]} for a in arms},
         "seeds": list(flags.seeds),
         "evaluation": dataclasses.asdict(evaluation),
         "references": list(references),
@@ -197,17 +201,17 @@ def check(flags) -> Plan:
     runner = start_runner(flags)
 
     def work(folder) -> dict:
-        return run_units(arms, flags, evaluation, references, runs, folder, runner, settings)
+        return run_units(trainings, flags, evaluation, references, folder, runner, settings)
 
     kept_text = f"finished units are kept in {{folder}}/units and each seed's run in {runs}; the same command resumes"
     return Plan(work, settings, flags.out, flags.overwrite, kept_text, close=runner.close)
 
 
-def run_units(arms, flags, evaluation, references, runs, folder, runner, settings) -> dict:
+def run_units(trainings, flags, evaluation, references, folder, runner, settings) -> dict:
     """Every unit (finished ones read back from ``units/``), then the report."""
     refuse_foreign(folder, "units")
-    units = [(f"{arm.name}_s{seed}", "train", (train_seed, arm, seed, evaluation, runs)) for arm in arms
-             for seed in flags.seeds]  # fmt: skip
+    units = [(f"{arm}_s{seed}", "train", (train_seed, arm, seed, args, evaluation))
+             for (arm, seed), args in trainings.items()]  # fmt: skip
     units += [(f"references_{n}p", "references", (play_references, references, evaluation, n, flags.trust_model))
               for n in flags.players if references]  # fmt: skip
     units += [(f"optimum_{n}p", "optimum", (optimum, evaluation, n)) for n in flags.players if flags.optimum]
@@ -238,7 +242,7 @@ def _unit_path(folder, name: str) -> Path:
 
 def _read_unit(folder, name: str):
     def check_unit(value):
-        if not isinstance(value, dict) or not ({"gains"} <= set(value) or {"optimum"} <= set(value)):
+        if not isinstance(value, dict) or not ("gains" in value or "optimum" in value):
             raise ValueError("not a unit's result")
 
     return kept(folder, _unit_path(folder, name), check_unit, f"running unit {name} again")

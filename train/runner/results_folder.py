@@ -116,8 +116,8 @@ def _earlier(folder, path: Path) -> dict:
         return {}
     try:
         earlier = json.loads(path.read_text())
-    except (OSError, ValueError):
-        earlier = {"unreadable": True}
+    except (OSError, ValueError):  # unreadable: nothing known of what made the tables
+        earlier = {}
     if "unfinished" in earlier:  # that run was interrupted too: the tables are still the one before it's
         earlier = earlier.get("earlier", {})
     kept = {key: earlier[key] for key in ("command", "commit", "date", "changed_files") if key in earlier}
