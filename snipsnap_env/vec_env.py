@@ -47,6 +47,7 @@ def _plays_in_kernel(member) -> bool:
     return bool(playable is not None and playable())
 
 
+
 def whole_actions(actions, num_envs: int) -> np.ndarray:
     """``actions`` as ``num_envs`` int64 ranks; floats that are not whole numbers and bools are refused by name
     (cast, 2.5 would be played as 2 and True as 1)."""
@@ -57,7 +58,6 @@ def whole_actions(actions, num_envs: int) -> np.ndarray:
         bad = array[~(np.isfinite(array) & (array == np.round(array)))].ravel()[0]
         raise IllegalActionError(f"action {bad!r} is no whole number; actions are whole numbers 0..{NUM_ACTIONS - 1}")
     return array.astype(np.int64).reshape(num_envs)
-
 
 class InProcessVecEnv(VecEnv):
     """The VecEnv methods of an env whose games all live in this process, as one object (no sub-envs)."""
