@@ -24,9 +24,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .batch import BatchEnv
 from .engine import NUM_ACTIONS, IllegalActionError, check_optional_seat
-from .kernel import POLICIES, RANDOM, policy_codes
+from .kernel import POLICIES, RANDOM, kernel_policy, policy_codes
 from .kernel_network import NETWORK, Networks, network_actions, stack
-from .kernel_state import kernel_policy
 from .lead_values import lead_values
 from .observation import CHIP_SCALE, table_template
 from .parallelism import start_in_chunks
