@@ -120,6 +120,21 @@ def _run(tmp_path: Path, name: str, *extra: str) -> Path:
     return out
 
 
+def _trusted_checkpoint(runs: Path, pattern: str) -> bool:
+    """Whether a run under ``runs`` has a checkpoint its manifest vouches for (renamed into place and hashed)."""
+    from train.runner.manifest import Manifest, UntrustedFile
+    from train.runner.run_folder import checkpoints
+
+    for run in runs.glob(pattern):
+        for path in checkpoints(run):
+            try:
+                Manifest(run).verify(path)
+                return True
+            except (UntrustedFile, OSError, ValueError):  # not hashed yet, or the manifest mid-replace
+                pass
+    return False
+
+
 def _table(out: Path) -> dict:
     document = json.loads((out / "results.json").read_text())
     return document["by_size"]
@@ -164,7 +179,7 @@ def test_a_unit_killed_midway_resumes_on_the_rerun_and_the_table_is_an_uninterru
     job = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        while not list(runs.glob("seeds_tiny_s1_*/checkpoints/*.zip")):  # the second seed is under way
+        while not _trusted_checkpoint(runs, "seeds_tiny_s1_*"):  # the second seed is under way
             assert job.poll() is None and time.monotonic() < deadline, job.stdout.read().decode()[-2000:]
             time.sleep(0.05)
         os.killpg(job.pid, signal.SIGKILL)

@@ -451,3 +451,31 @@ def test_a_run_started_by_train_or_reuse_records_the_settings_as_given(tmp_path)
     training.train_or_reuse(args)
     recorded = json.loads((tmp_path / "r" / "args.json").read_text())
     assert recorded["overwrite"] is False and recorded["resume"] is False
+
+
+def test_a_run_killed_before_its_checkpoint_was_hashed_trains_again_from_the_start(tmp_path, capsys):
+    """Killed between a checkpoint's rename and its hash in the manifest: nothing can be trusted to resume from,
+    so train_or_reuse starts the run over (it used to stop with 'no readable checkpoint')."""
+    from train.learn.args import Args
+    from train.runner.cli import add_dataclass_flags, from_namespace, new_parser
+    from train.runner.manifest import PENDING
+
+    argv = [*training.TINY_RUN, "--runs", str(tmp_path), "--run-name", "r"]
+    args = from_namespace(Args, add_dataclass_flags(Args, new_parser(None)).parse_args(argv))
+    training.train_or_reuse(args)
+    run = tmp_path / "r"
+    model = (run / "final_model.zip").read_bytes()
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert any(name.startswith("checkpoints/ppo_") for name in manifest["files"])
+    manifest["files"] = {
+        name: PENDING if name.startswith("checkpoints/") else digest
+        for name, digest in manifest["files"].items()
+        if name != "final_model.zip"
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    (run / "final_model.zip").unlink()
+    capsys.readouterr()
+    with pytest.warns(UserWarning, match="skipping unreadable checkpoint"):
+        training.train_or_reuse(args)
+    assert "training it from the start" in " ".join(capsys.readouterr().out.split())
+    assert (run / "final_model.zip").read_bytes() == model

@@ -115,7 +115,11 @@ def train_or_reuse(args: Args) -> Path:
         say(f"reusing the finished run in {run_dir} (choose another --run-name, or --overwrite, to train again)")
         return run_dir
     resume = not args.overwrite and latest_checkpoint(run_dir) is not None
-    _train_in_folder(args, resume=resume, overwrite=not resume)
+    try:
+        _train_in_folder(args, resume=resume, overwrite=not resume)
+    except NothingToResume:  # killed while its first checkpoint was being written: no checkpoint to trust
+        say(f"no readable checkpoint in {run_dir}: training it from the start")
+        _train_in_folder(args, resume=False, overwrite=True)
     return run_dir
 
 
