@@ -1,17 +1,17 @@
 """Policies for Snip Snap Snorem and a registry by name: ``agents.make("most_copies", seed=0)``.
 
 >>> import agents
->>> sorted(agents.names())
-['control', 'fewest_copies', 'most_copies', 'pimc', 'ppo', 'ppo_distilled', 'ppo_scratch', 'random', 'random_card']
+>>> agents.names()[:4]
+['random', 'random_card', 'most_copies', 'fewest_copies']
 """
 
 from __future__ import annotations
 
 from .base import Policy
 from .pimc import PIMC
-from .scripted import Control, FewestCopies, MostCopies, RandomCard, RandomPolicy
+from .scripted import SCRIPTED, Control, FewestCopies, MostCopies, RandomCard, RandomPolicy
 
-_REGISTRY = {cls.name: cls for cls in (RandomPolicy, RandomCard, MostCopies, FewestCopies, Control, PIMC)}
+_REGISTRY = {cls.name: cls for cls in (*SCRIPTED, PIMC)}  # a new scripted agent: agents.scripted.SCRIPTED
 
 
 def _make_ppo(**kwargs) -> Policy:
@@ -46,8 +46,13 @@ _LEARNED = {
 
 
 def names() -> list[str]:
-    """The names ``make`` accepts."""
+    """The names ``make`` accepts: the scripted agents, the search, the learned."""
     return [*_REGISTRY, *_LEARNED]
+
+
+def learned() -> list[str]:
+    """The names of the learned agents (a network each; ``make`` loads it)."""
+    return list(_LEARNED)
 
 
 def make(name: str, **kwargs) -> Policy:
@@ -59,4 +64,4 @@ def make(name: str, **kwargs) -> Policy:
     return _REGISTRY[name](**kwargs)
 
 
-__all__ = ["Policy", "make", "names", "RandomPolicy", "MostCopies", "FewestCopies", "Control", "RandomCard", "PIMC"]
+__all__ = ["Policy", "make", "names", "learned", "RandomPolicy", "MostCopies", "FewestCopies", "Control", "RandomCard", "PIMC"]

@@ -126,3 +126,9 @@ class Control(Policy):
         wins_now = (copies == copies.sum(axis=1, keepdims=True)) & (copies > 0)
         scores = copies + 2 * closes - penalty + 100 * wins_now
         return argmax_legal(_pad_pass(scores), mask, self.rng)
+
+
+#: every scripted agent, registered by its ``name`` in ``agents.make`` (and so offered by every job and the
+#: browser table): a new one is its class here, and its kernel rule in snipsnap_env.kernel_leads if the kernel
+#: plays it (docs/design.md, "Adding a scripted agent")
+SCRIPTED = (RandomPolicy, RandomCard, MostCopies, FewestCopies, Control)

@@ -22,6 +22,7 @@ SOURCES = tuple(
         "engine.py",
         "observation.py",
         "kernel_state.py",
+        "kernel_leads.py",
         "kernel.py",
         "kernel_observe.py",
         "kernel_network.py",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .cards import CARDS_PER_RANK, NUM_CARDS, NUM_RANKS
 from .engine import NO_RANK
 from .jit_cache import drop_if_sources_changed
+from .kernel_leads import DRAW, PICKS, lead_score
 from .kernel_state import *  # noqa: F403 (the state's names are the kernel's public names too)
 from .kernel_state import (
     ANTE,
@@ -26,7 +27,6 @@ from .kernel_state import (
     LAST_PLAYER,
     LEADER_CARDS,
     LEADS,
-    MOST_COPIES,
     MULTI_PLAY,
     OPEN_RANK,
     OPENING,
@@ -35,8 +35,6 @@ from .kernel_state import (
     PENALTIES,
     POT,
     PREVIOUS_TURN_PLAYED,
-    RANDOM,
-    RANDOM_CARD,
     RANKS,
     SET_LEADER,
     SETTLE_PER_CARD,
@@ -274,8 +272,9 @@ def play_until_choice(holding, hand_size, played, public, deal_score, lead, rule
 
 @inline
 def choose_lead(holding, played, seat, policy, rng, stream, rules):
-    """The lead of ``seat``: the only legal rank without a draw, else its scripted policy's (``POLICIES``), ties
-    broken uniformly at random, the draws from ``rng[stream]``.
+    """The lead of ``seat``: the only legal rank without a draw, else its scripted policy's
+    (:mod:`~snipsnap_env.kernel_leads`: a draw weighted by the policy's ``lead_score``, or its best score with
+    ties broken uniformly at random), the draws from ``rng[stream]``.
 
     Each scan over the hand is a plain loop the compiler vectorises: one general scan that also tracked the
     legal ranks as bits cost a third of a whole rollout's time.
@@ -291,24 +290,23 @@ def choose_lead(holding, played, seat, policy, rng, stream, rules):
             if holding[seat, r] > 0:
                 return r
         return -1
-    if policy == RANDOM or policy == RANDOM_CARD:
-        cards = 0
-        if policy == RANDOM_CARD:
-            for r in range(NUM_RANKS):
-                cards += holding[seat, r]
-        rng[stream], draw = _splitmix(rng[stream])
-        k = int(draw * (count if policy == RANDOM else cards))
+    if PICKS[policy] == DRAW:
+        total = 0
         for r in range(NUM_RANKS):
             if holding[seat, r] > 0:
-                k -= 1 if policy == RANDOM else holding[seat, r]
+                total += lead_score(policy, r, holding[seat, r])
+        rng[stream], draw = _splitmix(rng[stream])
+        k = int(draw * total)
+        for r in range(NUM_RANKS):
+            if holding[seat, r] > 0:
+                k -= lead_score(policy, r, holding[seat, r])
                 if k < 0:
                     return r
         return -1
     best, best_score, ties = -1, 0, 0
-    sign = 1 if policy == MOST_COPIES else -1
     for r in range(NUM_RANKS):
         if holding[seat, r] > 0:
-            score = sign * holding[seat, r]
+            score = lead_score(policy, r, holding[seat, r])
             if best < 0 or score > best_score:
                 best, best_score, ties = r, score, 1
             elif score == best_score:  # reservoir sampling: each tied rank equally likely

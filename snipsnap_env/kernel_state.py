@@ -29,6 +29,15 @@ import numpy as np
 from .cards import CARDS_PER_RANK, NUM_RANKS
 from .engine import NO_RANK
 from .jit_cache import drop_if_sources_changed
+from .kernel_leads import (  # noqa: F401 (the scripted lead policies the kernel plays: named with its state)
+    FEWEST_COPIES,
+    MOST_COPIES,
+    POLICIES,
+    RANDOM,
+    RANDOM_CARD,
+    kernel_policy,
+    policy_codes,
+)
 from .rules import MAX_PLAYERS, OPENINGS, PASS_FEES, Rules
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
@@ -77,33 +86,6 @@ DEALER, SET_LEADER, LEADER_CARDS = PUBLIC.index("dealer"), PUBLIC.index("set_lea
 LEADS, COPIES_LED, FEWEST_LED = (PUBLIC.index(f"{name}_0") for name in ("leads", "copies_led", "fewest_led"))
 NOT_LED = CARDS_PER_RANK + 1
 STATE = ("holding", "hand_size", "played", "public", "deal_score", "rng")
-
-# ---- scripted lead policies the kernel plays itself (agents of the same names in agents.scripted) --------
-POLICIES = ("random", "random_card", "most_copies", "fewest_copies")
-RANDOM, RANDOM_CARD, MOST_COPIES, FEWEST_COPIES = range(len(POLICIES))
-
-
-def kernel_policy(policy) -> str | None:
-    """The name in :data:`POLICIES` under which the kernel plays ``policy`` itself, decided by what the policy is:
-    its own class declares it (``kernel_policy = "most_copies"``); None for anything else, which is played in
-    Python. Never by its ``name``, and never inherited: a subclass that changes how its parent chooses declares
-    again, or is played as it chooses."""
-    declared = type(policy).__dict__.get("kernel_policy")
-    if declared is not None and declared not in POLICIES:
-        raise ValueError(
-            f"{type(policy).__name__}.kernel_policy is {declared!r}, which the kernel does not play; kernel policies: "
-            f"{', '.join(POLICIES)}"
-        )
-    return declared
-
-
-def policy_codes(names) -> np.ndarray:
-    """Scripted policy names as the kernel's codes, with a clear error for one it cannot play."""
-    unknown = [name for name in names if name not in POLICIES]
-    if unknown:
-        raise ValueError(f"policies {unknown} are not played by the kernel; kernel policies: {', '.join(POLICIES)}")
-    return np.array([POLICIES.index(name) for name in names], np.int64)
-
 
 jit = numba.njit(cache=True, nogil=True)
 # small helpers of the hot loops are inlined in numba's IR: a call with array arguments otherwise costs a

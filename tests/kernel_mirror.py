@@ -3,7 +3,8 @@ drive the reference engine with exactly the draws the kernel makes and compare d
 
 from __future__ import annotations
 
-from snipsnap_env.cards import NUM_CARDS, NUM_RANKS, deal_pack
+from snipsnap_env.cards import NUM_CARDS, deal_pack
+from snipsnap_env.kernel_leads import DRAW, PICKS, POLICIES, lead_score
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -46,21 +47,19 @@ def deal_from_stream(stream: Stream, num_players: int):
 
 
 def choose_lead(policy: str, deal, stream: Stream) -> int:
-    """As ``kernel.choose_lead`` on an engine deal at a lead."""
+    """As ``kernel.choose_lead`` on an engine deal at a lead (the policy's rule read from kernel_leads)."""
     seat = deal.to_act
     legal = deal.legal_actions()
-    counts = [deal.count(seat, r) for r in range(NUM_RANKS)]
-    if policy in ("random", "random_card"):
-        weights = [counts[r] if policy == "random_card" else 1 for r in legal]
-        k = int(stream.uniform() * sum(weights))
-        for r, w in zip(legal, weights):
+    code = POLICIES.index(policy)
+    scores = [lead_score.py_func(code, r, deal.count(seat, r)) for r in legal]
+    if PICKS[code] == DRAW:
+        k = int(stream.uniform() * sum(scores))
+        for r, w in zip(legal, scores):
             k -= w
             if k < 0:
                 return r
-    sign = 1 if policy == "most_copies" else -1
     best, best_score, ties = -1, 0, 0
-    for r in legal:
-        score = sign * counts[r]
+    for r, score in zip(legal, scores):
         if best < 0 or score > best_score:
             best, best_score, ties = r, score, 1
         elif score == best_score:

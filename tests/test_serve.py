@@ -154,10 +154,40 @@ def test_a_full_server_closes_finished_then_idle_games_and_never_one_in_play(mon
 
 
 def test_games_share_one_loaded_model_per_agent_kind(client):
-    pytest.importorskip("sb3_contrib")
     first, second = new_game(client, opponents=["ppo"]), new_game(client, opponents=["ppo"], seed=5)
     games = client.application.config["games"]
-    assert games[first["id"]].policies[1] is games[second["id"]].policies[1]
+    one, other = games[first["id"]].policies[1], games[second["id"]].policies[1]
+    assert one is not other and one._actor is other._actor  # each game its own draws, one network
+
+
+def _played(client, seed: int, opponents: list[str]) -> list[str]:
+    """Every event of a game the person plays through, always leading their lowest legal rank."""
+    state = new_game(client, players=4, seed=seed, opponents=opponents)
+    steps = list(state["steps"])
+    while state["legal"]:
+        state = client.post(f"/api/games/{state['id']}/lead", json={"rank": state["legal"][0]}).get_json()
+        steps += state["steps"]
+    return [event["text"] for step in steps for event in step["events"]]
+
+
+def test_the_same_seed_plays_the_same_game_whatever_other_games_play(client):
+    """Each game's agents draw from its own generators: games of one seed, started between other games with
+    the same learned agents, are the same game."""
+    opponents = ["ppo", "ppo_scratch", "random"]
+    games = []
+    for other_seed in range(4):
+        games.append(_played(client, 7, opponents))
+        _played(client, other_seed, opponents)  # another game moves the shared agents' state, if they had any
+    assert all(game == games[0] for game in games)
+    assert _played(create_app().test_client(), 7, opponents) == games[0]  # and in a fresh server
+
+
+def test_the_page_offers_every_agent_the_registry_makes(client):
+    import agents
+
+    page = client.get("/").get_data(as_text=True)
+    assert "agents: the server writes" not in page
+    assert f"agents seated in turn: {', '.join(agents.names())}" in page
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "http"])

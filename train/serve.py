@@ -15,6 +15,7 @@ JSON API: ``POST /api/games`` {players, rules, opponents, seat, seed} → a new 
 from __future__ import annotations
 
 import argparse
+import copy
 import ipaddress
 import json
 import secrets
@@ -35,7 +36,7 @@ from .runner.cli import new_parser, port, require
 from .runner.job import Job, Plan, Refusal
 
 PAGE = Path(__file__).with_name("web") / "table.html"
-OPPONENTS = ("random", "most_copies", "fewest_copies", "control", "pimc", "ppo")
+OPPONENTS = tuple(agents.names())  # every agent the registry makes (agents.scripted.SCRIPTED, the search, the learned)
 MAX_GAMES = 500  # games held at once; with the agents shared between games, one game is ~130-150 kB (measured)
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})  # what a browser on this machine calls the server
 IDLE_SECONDS = 30 * 60  # a game untouched this long may be closed to make room; a finished one at once
@@ -50,20 +51,22 @@ def shown(value) -> str:
 
 
 class SharedAgents:
-    """One policy per agent kind, shared by every game: a learned policy's network is loaded once per server,
-    not once per game (about 23 MB and seconds each before), so memory grows with the kinds, not the games.
-    The agents here play greedily or from their own generator, and their calls happen under the server's
-    lock, so sharing changes no game's play."""
+    """A learned agent's network loaded once per server and shared by every game (about 23 MB and seconds each
+    when it was loaded per game), so memory grows with the kinds, not the games; each game's agent is a copy
+    with the game's own generator (its tie-breaking draws), so the same seed deals and plays the same game
+    whatever else the server plays. Calls happen under the server's lock."""
 
     def __init__(self):
-        self._made: dict[str, agents.Policy] = {}
+        self._loaded: dict[str, agents.Policy] = {}
 
     def __call__(self, name: str, seed: int) -> agents.Policy:
-        if name == "ppo":  # deterministic: one network for all
-            if name not in self._made:
-                self._made[name] = agents.make(name)
-            return self._made[name]
-        return agents.make(name, seed=seed)  # small: a generator and a few settings each
+        if name not in agents.learned():
+            return agents.make(name, seed=seed)  # small: a generator and a few settings each
+        if name not in self._loaded:
+            self._loaded[name] = agents.make(name)
+        policy = copy.copy(self._loaded[name])  # the network shared, read only
+        policy.reseed(seed)
+        return policy
 
 
 class BadRequest(ValueError):
@@ -176,13 +179,15 @@ def event_json(event) -> dict:
     }
 
 
+AGENTS_SLOT = "<!-- agents: the server writes agents.names() here -->"
 PRESET_SLOT = "<!-- presets: the server writes one option per rules preset here, from snipsnap_env.rules.PRESETS -->"
 
 
 def page_html() -> str:
-    """The table's page, its rules list filled from ``PRESETS`` (declared once, in snipsnap_env.rules)."""
+    """The table's page, its rules list filled from ``PRESETS`` (declared once, in snipsnap_env.rules) and its
+    agents from the registry (``agents.names()``)."""
     options = "".join(f"<option>{name}</option>" for name in PRESETS)
-    return PAGE.read_text().replace(PRESET_SLOT, options)
+    return PAGE.read_text().replace(PRESET_SLOT, options).replace(AGENTS_SLOT, ", ".join(OPPONENTS))
 
 
 def new_game_settings(body) -> dict:

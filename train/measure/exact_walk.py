@@ -25,11 +25,8 @@ import numpy as np
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.jit_cache import drop_if_sources_changed
 from snipsnap_env.kernel import (
-    MOST_COPIES,
     POLICIES,
     PUBLIC,
-    RANDOM,
-    RANDOM_CARD,
     TO_ACT,
     opening_rank,
     play_set,
@@ -37,6 +34,7 @@ from snipsnap_env.kernel import (
     settle,
     start_deal,
 )
+from snipsnap_env.kernel_leads import DRAW, PICKS, lead_score
 from snipsnap_env.kernel_state import POT as POT_INDEX
 from snipsnap_env.rules import check_table, make_rules
 
@@ -123,35 +121,26 @@ def _deal_and_walk(matrices, weights, dealer, seat, table, own, rules):
 @numba.njit(cache=True, nogil=True)
 def _lead_probabilities(holding, played, seat, policy, rules, probs):
     """``probs[r]``: the chance that ``policy`` (a kernel code) in ``seat`` leads rank ``r`` (the kernel's
-    :func:`~snipsnap_env.kernel.choose_lead` as a distribution: a forced lead, else the policy's rule, ties
-    uniform)."""
+    :func:`~snipsnap_env.kernel.choose_lead` as a distribution: a forced lead, else the policy's rule — a draw
+    weighted by its ``lead_score``, or its best score with ties uniform)."""
     probs[:] = 0.0
     forced = opening_rank(played, rules)
     if forced >= 0:
         probs[forced] = 1.0
         return
-    held, cards, extreme = 0, 0, -1
+    draw, best, found = PICKS[policy] == DRAW, 0, False
     for r in range(NUM_RANKS):
         k = holding[seat, r]
         if k > 0:
-            held += 1
-            cards += k
-            if extreme < 0 or (k > extreme if policy == MOST_COPIES else k < extreme):
-                extreme = k
-    for r in range(NUM_RANKS):
-        k = holding[seat, r]
-        if k == 0:
-            continue
-        if held == 1:
-            probs[r] = 1.0
-        elif policy == RANDOM:
-            probs[r] = 1.0 / held
-        elif policy == RANDOM_CARD:
-            probs[r] = k / cards
-        elif k == extreme:  # most_copies or fewest_copies: every rank at the extreme alike
-            probs[r] = 1.0
-    if held > 1 and policy != RANDOM and policy != RANDOM_CARD:
-        probs /= probs.sum()
+            score = lead_score(policy, r, k)
+            probs[r] = score if draw else 1.0
+            if not draw and (not found or score > best):
+                best, found = score, True
+    if not draw:
+        for r in range(NUM_RANKS):
+            if holding[seat, r] > 0 and lead_score(policy, r, holding[seat, r]) != best:
+                probs[r] = 0.0
+    probs /= probs.sum()
 
 
 @numba.njit(cache=True, nogil=True)
