@@ -64,4 +64,6 @@ def make(name: str, **kwargs) -> Policy:
     return _REGISTRY[name](**kwargs)
 
 
-__all__ = ["Policy", "make", "names", "learned", "RandomPolicy", "MostCopies", "FewestCopies", "Control", "RandomCard", "PIMC"]
+__all__ = [
+    "Policy", "make", "names", "learned", "RandomPolicy", "MostCopies", "FewestCopies", "Control", "RandomCard", "PIMC",
+]  # fmt: skip
