@@ -131,19 +131,29 @@ def test_every_observation_size_written_in_the_docs_is_the_encoders():
     assert not wrong, f"sizes written that are not the encoder's (page, written, actual): {wrong}"
 
 
-def test_the_recipe_for_a_rules_option_names_files_and_names_that_exist():
-    """docs/design.md's checklist for a new rules option: every file it names exists and holds the name it says."""
+@pytest.mark.parametrize("checklist", ["**The checklist today**", "**The checklist for a scripted agent**"])
+def test_the_recipes_for_a_rules_option_and_an_agent_name_files_and_names_that_exist(checklist):
+    """docs/design.md's checklists (a new rules option, a new scripted agent): every file each names exists and
+    holds the name it says."""
     page = (ROOT / "docs" / "design.md").read_text()
-    checklist = page[page.index("**The checklist today**") : page.index("What follows by itself")]
+    start = page.index(checklist)
     checked, path = [], None
-    for token in re.findall(r"`([^`]+)`", checklist):  # each name belongs to the file named last before it
-        if re.fullmatch(r"(snipsnap_env|docs|tests)/[\w/]+\.\w+", token):
+    for token in re.findall(r"`([^`]+)`", page[start : page.index("What follows by itself", start)]):
+        if re.fullmatch(r"(snipsnap_env|agents|docs|tests)/[\w/]+\.\w+", token):  # the name's file: the last named
             path = token
             assert (ROOT / path).exists(), f"docs/design.md's checklist names {path}, which does not exist"
         elif path and re.fullmatch(r"[A-Za-z_]\w*", token) and (token.isupper() or "_" in token):
             assert token in (ROOT / path).read_text(), f"docs/design.md's checklist says {path} holds {token}"
             checked.append(token)
     assert len(checked) >= 6, checked
+
+
+def test_the_agents_page_describes_every_agent_the_registry_makes():
+    import agents
+
+    page = (ROOT / "docs" / "agents.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \|", page, flags=re.MULTILINE)
+    assert sorted(rows) == sorted(agents.names())
 
 
 def test_the_readmes_quick_start_runs_as_written_and_shows_the_deals_chips():

@@ -30,12 +30,12 @@ def test_every_kernel_policy_is_declared_by_exactly_one_registered_agent():
 
 def test_a_declaration_the_kernel_does_not_play_is_refused():
     class Invented(agents.Policy):
-        kernel_policy = "highest_rank"
+        kernel_policy = "invented_lead"
 
-    with pytest.raises(ValueError, match="highest_rank"):
+    with pytest.raises(ValueError, match="invented_lead"):
         kernel_policy(Invented())
-    with pytest.raises(ValueError, match="highest_rank"):
-        kernel.policy_codes(["most_copies", "highest_rank"])
+    with pytest.raises(ValueError, match="invented_lead"):
+        kernel.policy_codes(["most_copies", "invented_lead"])
 
 
 @numba.njit

@@ -23,13 +23,13 @@ def test_play_others_stops_at_a_learning_seat_or_the_deals_end(num_players):
     learns = rng.random((300, num_players)) < 0.3
     learns[np.arange(300), rng.integers(num_players, size=300)] = True
     policies = rng.integers(len(POLICIES), size=(300, num_players))
-    for _ in range(20):
+    for step in range(20):
         _, mask, _, ended, infos = batch.play_others(learns, policies)
         at_choice = learns[np.arange(300), batch.to_act]
         assert (at_choice | ended).all()  # a learning seat chooses, or the deal just ended and was dealt anew
         assert (mask[:, :13].sum(axis=1) >= 2).all()  # a real choice for whoever acts next
         np.testing.assert_allclose(infos["deal_score"][ended].sum(axis=1), 0.0, atol=1e-9)  # a whole deal: zero-sum
-        assert ended.sum() > 0 or _ < 3
+        assert ended.sum() > 0 or step < 3
         choosing = np.flatnonzero(at_choice)
         leads = np.where(mask[choosing, :13] > 0, rng.random((len(choosing), 13)), -1).argmax(axis=1)
         actions = np.zeros(300, np.int64)
@@ -93,9 +93,9 @@ def test_a_policy_is_played_by_what_it_is_never_by_its_name():
     assert kernel_policy(Highest()) is None and SnipSnapVecEnv(4, 4, opponents=[Highest()])._scripted_codes is None
 
     class Unknown(MostCopies):
-        kernel_policy = "highest_rank"
+        kernel_policy = "invented_lead"
 
-    with pytest.raises(ValueError, match="Unknown.kernel_policy is 'highest_rank', which the kernel does not play"):
+    with pytest.raises(ValueError, match="Unknown.kernel_policy is 'invented_lead', which the kernel does not play"):
         SnipSnapVecEnv(4, 4, opponents=[Unknown()])
     assert [kernel_policy(agents.make(n)) for n in ("random", "random_card", "most_copies", "fewest_copies")] == [
         "random", "random_card", "most_copies", "fewest_copies"
