@@ -273,8 +273,16 @@ def test_the_main_job_trains_then_benchmarks_and_reuses_a_finished_run(tmp_path,
     assert names[:6] == ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]
     assert rows[-1].name.startswith("ppo:") and rows[-1].deals == 300
     assert (tmp_path / "results" / "results.md").read_text().count("paired difference vs") == 2
+    tables = (tmp_path / "results" / "results.json").read_bytes()
+    capsys.readouterr()
+    assert main.main(argv) == rows  # nothing changed: the run and its benchmark are both reused
+    out = " ".join(capsys.readouterr().out.split())
+    assert "reusing the finished run" in out and "shown again" in out and "evaluating" not in out
+    assert (tmp_path / "results" / "results.json").read_bytes() == tables
+    key = tmp_path / "results" / main.BENCHMARK_KEY
+    key.write_text(key.read_text().replace('"deals": 300', '"deals": 301'))  # a key this job did not write
     main.main(argv)
-    assert "reusing the finished run" in capsys.readouterr().out
+    assert "shown again" not in " ".join(capsys.readouterr().out.split())  # played anew
 
 
 def test_a_finished_run_is_reused_only_by_the_code_that_trained_it(tmp_path, monkeypatch, capsys):

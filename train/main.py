@@ -13,16 +13,46 @@ Training options (``--total-timesteps``, ``--opponents``, …) are those of ``py
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from .learn.args import Args, run_settings
+from .learn.code_version import code_version
 from .learn.run import TINY_RUN, TRAINING_MODULES, train_or_reuse
 from .measure.evaluation import evaluate
+from .measure.paired import Row
 from .runner.cli import add_dataclass_flags, add_flag, from_namespace, new_parser, require, say
 from .runner.job import Job, Plan
-from .runner.run_folder import MAY_CHANGE
+from .runner.manifest import sha256
+from .runner.run_folder import MAY_CHANGE, Refused
 
 CANDIDATES = ["random", "random_card", "most_copies", "fewest_copies", "control", "pimc:128"]
+BENCHMARK_KEY = "benchmark_key.json"  # what the tables beside it measured: written after them
+
+
+def benchmark_key(model: Path, deals: int) -> dict:
+    """What the benchmark's tables depend on beyond the folder's settings: the model's bytes and the code that
+    plays and measures (the sources behind training's code version, this job's own file, the libraries)."""
+    return {
+        "model_sha256": sha256(model),
+        "code": code_version(),
+        "main": sha256(Path(__file__)),
+        "deals": deals,
+        "candidates": CANDIDATES,
+    }
+
+
+def kept_benchmark(folder, key: dict) -> list[Row] | None:
+    """The rows of a finished benchmark in ``folder`` with the same key, every file as this job wrote it; None
+    when there is none (then it is played)."""
+    try:
+        if json.loads(folder.verify(folder.path / BENCHMARK_KEY).read_text()) != key:
+            return None
+        records = json.loads(folder.verify(folder.path / "results.json").read_text())
+        folder.verify(folder.path / "results.md")
+    except (Refused, OSError, ValueError):
+        return None
+    return [Row(**record) for record in records if record["reference"] == records[0]["reference"]]  # the first table
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,6 +78,13 @@ def check(flags) -> Plan:
     def work(folder) -> list:
         say(f"step 1 of 2: train PPO in {run_dir} (a finished run is reused, an interrupted one resumed)", flush=True)
         model = train_or_reuse(args) / "final_model.zip"
+        key = benchmark_key(model, flags.deals)
+        kept_rows = kept_benchmark(folder, key)
+        if kept_rows is not None:
+            say(f"step 2 of 2: the benchmark of this model by this code is in {folder.path}, shown again "
+                "(--overwrite plays it anew):", flush=True)  # fmt: skip
+            print((folder.path / "results.md").read_text())
+            return kept_rows
         say(f"step 2 of 2: the benchmark, {len(CANDIDATES) + 1} policies at {args.num_players}-player tables on "
             f"{flags.deals:,} paired deals", flush=True)  # fmt: skip
         rows = evaluate(
@@ -67,6 +104,7 @@ def check(flags) -> Plan:
             "from the run's seed: the same model's gain there differs, within the two intervals."
         )
         say(note)
+        folder.write(folder.path / BENCHMARK_KEY, lambda p: p.write_text(json.dumps(key, indent=1) + "\n"))
         return rows
 
     kept = f"the run is kept in {run_dir} (its last checkpoint); the same command resumes it"
