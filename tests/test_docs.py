@@ -180,3 +180,39 @@ def test_the_readmes_main_job_number_is_the_range_the_committed_seeds_span():
     assert f"{len(entry['seeds'])} training seeds" in readme
     seed_0 = f"+{entry['seeds'][0]:.2f}"
     assert f"this machine's seed 0: {seed_0}" in readme
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``dotted`` names a module of ours, or a name inside one."""
+    import importlib
+    import importlib.util
+
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found = importlib.util.find_spec(".".join(parts[:end]))
+        except (ImportError, ValueError):
+            found = None
+        if found:
+            thing = importlib.import_module(".".join(parts[:end]))
+            for attribute in parts[end:]:
+                if not hasattr(thing, attribute):
+                    return False
+                thing = getattr(thing, attribute)
+            return True
+    return False
+
+
+def test_every_path_and_module_the_docs_name_exists():
+    """A file (``train/measure/ratings.py``) or module (``train.measure.variance.control``) named in the README or
+    docs/ exists: files move, and the pages that name them must move with them."""
+    missing = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text()
+        for token in re.findall(r"`((?:train|snipsnap_env|agents|tests|docs|examples|\.ci)/[\w./-]*\w)", text):
+            if not (ROOT / token).exists():
+                missing.append(f"{page.name}: {token}")
+        for token in re.findall(r"`(?:python -m )?((?:train|snipsnap_env|agents)\.[\w.]*\w)", text):
+            if not _resolves(token):
+                missing.append(f"{page.name}: {token}")
+    assert not missing, missing
