@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .learn.args import Args
+from .learn.checkpoints import latest_checkpoint
 from .learn.run import TINY_RUN, TRAINING_MODULES, train
 from .runner.cli import add_dataclass_flags, from_namespace, new_parser, require
 from .runner.job import Job, Plan
@@ -38,7 +39,12 @@ def check(namespace) -> Plan:
     require("train", *TRAINING_MODULES)
     args = from_namespace(Args, namespace)
     run_dir = Path(args.out_dir) / args.run_name
-    kept = f"the run is kept in {run_dir} (its last checkpoint); --resume continues it"
+    def kept() -> str:
+        checkpoint = latest_checkpoint(run_dir)
+        if checkpoint is None:
+            return f"{run_dir} holds no checkpoint yet; the same command with --overwrite starts it again"
+        return f"the run is kept in {run_dir} (its last checkpoint, {checkpoint.name}); --resume continues it"
+
     return Plan(lambda _: train(args), kept=kept)
 
 

@@ -8,8 +8,10 @@
 :func:`run` does the rest, the same for every job: parse → check → output folder → work, with SIGINT and
 SIGTERM handled → provenance (:mod:`train.runner.results_folder`, whose writes are atomic and listed in the
 folder's manifest). A refusal is one line and exit status 2, printed before any folder or lock exists; Ctrl-C
-or SIGTERM says what is kept and where, and exits with 130 or 143, never a traceback. ``tests/test_jobs.py``
-holds every module in ``train/`` to this, so a new job inherits the guarantees by being written this way.
+or SIGTERM says what is kept and where, and exits with 130 or 143, never a traceback; so does a fault of the
+machine (a full disk, a file-size limit, a read-only folder, memory: :mod:`train.runner.faults`), with exit
+status 1. ``tests/test_jobs.py`` holds every module in ``train/`` to this, so a new job inherits the guarantees by
+being written this way.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .cli import Terminated, command_line, on_sigterm
+from .faults import fault_of
 from .manifest import Refused
 from .results_folder import results_folder
 from .signals import Deferred, HardStop, compiling, signals_kept
@@ -40,14 +43,15 @@ class Plan:
     ``work(folder)`` does the job (``folder`` the open :class:`~train.runner.run_folder.RunFolder` of its
     results, or None for a job that writes none) and returns what ``main`` returns. ``settings`` key the
     results folder (None: the job writes no results folder); ``out`` is ``--out`` (None: the default
-    ``results/<job>/<settings hash>``). ``kept`` says what an interrupt keeps; ``{folder}`` in it is the
+    ``results/<job>/<settings hash>``). ``kept`` says what an interrupt keeps (or a function that says it as
+    things stand when the job stops); ``{folder}`` in it is the
     folder's path. ``close`` is called once the job ends, however it ends (a Ray runner's shutdown)."""
 
     work: Callable[[Any], Any]
     settings: dict | None = None
     out: str | Path | None = None
     overwrite: bool = False
-    kept: str | None = None
+    kept: str | Callable[[], str] | None = None
     close: Callable[[], None] | None = None
 
 
@@ -99,7 +103,11 @@ def run(job: Job, argv=None):
     previous_int = signal.getsignal(signal.SIGINT) if ignored else signal.signal(signal.SIGINT, on_signal)
     plan = None
     kept = "nothing is kept; the same command starts again"
-    stop = HardStop(lambda: kept)
+
+    def told() -> str:  # what the stop keeps, as it stands now
+        return kept() if callable(kept) else kept
+
+    stop = HardStop(told)
     try:
         args = parser.parse_args(argv)
         args.command = command_line(argv)  # the flags as given, for the provenance of what the job writes
@@ -113,22 +121,27 @@ def run(job: Job, argv=None):
                 hook()
             return signals_kept(plan.work(None), _name(parser), on_signal, ignored, deferred, received)
         with results_folder(plan.out, _name(parser), plan.settings, plan.overwrite, args.command) as folder:
-            kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
-                folder=folder.path
-            )
+            if not callable(plan.kept):
+                kept = (plan.kept or "{folder} keeps nothing finished; the same command starts again").format(
+                    folder=folder.path
+                )
             for hook in work_started:
                 hook()
             return signals_kept(plan.work(folder), _name(parser), on_signal, ignored, deferred, received)
     except Refused as error:  # found while opening the folder or working (a kept file that is not ours)
         parser.error(one_line(error))
     except KeyboardInterrupt as interrupt:
-        print(f"\ninterrupted: {kept}", file=sys.stderr)
+        print(f"\ninterrupted: {told()}", file=sys.stderr)
         raise SystemExit(143 if isinstance(interrupt, Terminated) else 130) from None
-    except Exception:  # e.g. numba compiling when Ctrl-C came: the interrupt ignored in a callback, then an error
-        if not received:
+    except Exception as error:  # numba compiling when Ctrl-C came (the interrupt ignored, then an error), or a fault
+        if received:
+            print(f"\ninterrupted: {told()}", file=sys.stderr)
+            raise SystemExit(143 if received[-1] == signal.SIGTERM else 130) from None
+        fault = fault_of(error)
+        if fault is None:
             raise
-        print(f"\ninterrupted: {kept}", file=sys.stderr)
-        raise SystemExit(143 if received[-1] == signal.SIGTERM else 130) from None
+        print(f"{parser.prog}: stopped, {fault}; {told()}", file=sys.stderr)  # the machine's fault: one line
+        raise SystemExit(1) from None
     finally:
         deferred.cancel()  # however the job ended, a signal held for the compiler is not delivered after it
         stop.close()

@@ -55,7 +55,10 @@ def changed_files(root: Path = ROOT) -> list[str]:
     the next job starts)."""
     try:
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude)docs/results"],
+            # --no-optional-locks: a read, never a write of the repository's index (git status refreshes it, under
+            # a lock a job stopped by a file-size limit once left behind, and every later git command refused)
+            ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=all", "--", ".",
+             ":(exclude)docs/results"],  # fmt: skip
             cwd=root,
             capture_output=True,
             text=True,

@@ -48,6 +48,9 @@ def write_atomically(path: Path, write) -> Path:
     return path
 
 
+MAX_NAME_BYTES = 200  # a file system's name limit is 255 bytes: room for the suffixes files beside a run get
+
+
 def check_folder_name(name: str, flag: str = "--run-name") -> str:
     """``name`` if it is one plain folder name (no path): a run lives inside ``--runs``, never elsewhere."""
     if (
@@ -60,6 +63,12 @@ def check_folder_name(name: str, flag: str = "--run-name") -> str:
         or Path(name).is_absolute()
     ):
         raise ValueError(f"{flag} got {name!r}; allowed: one plain folder name (no '/', not '.' or '..')")
+    try:  # a name from argv with bytes that are no UTF-8 arrives with surrogates: the logs' libraries cannot write it
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{flag} got {name!r}; allowed: a name in UTF-8 (it holds bytes that are not)") from None
+    if len(encoded) > MAX_NAME_BYTES:
+        raise ValueError(f"{flag} is {len(encoded)} bytes long; allowed: at most {MAX_NAME_BYTES} bytes")
     return name
 
 
