@@ -94,6 +94,7 @@ def test_a_file_size_limit_ends_every_job_in_one_line_or_not_at_all(name, tmp_pa
     done = subprocess.run([sys.executable, "-m", f"train.{name}", *argv], cwd=tmp_path, capture_output=True,
                           text=True, timeout=900, preexec_fn=_limited({resource.RLIMIT_FSIZE: 16 * 1024}))  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert not (ROOT / ".git" / "index.lock").exists()  # its provenance's git status wrote nothing, held no lock
     if done.returncode:
         assert done.returncode == 1, done.stderr[-3000:]
         assert f"python -m train.{name}: stopped, a file grew past the file-size limit" in done.stderr.splitlines()[-1]
