@@ -14,6 +14,10 @@ import functools
 import hashlib
 from pathlib import Path
 
+from .blas import load_bounded
+
+load_bounded()  # every module of ours with compiled code imports this one before numba compiles anything (see blas)
+
 SOURCES = tuple(
     Path(__file__).with_name(name)
     for name in (

@@ -4,10 +4,12 @@ every job in one line that names them (exit 1), never a traceback; a bug stays a
 from __future__ import annotations
 
 import errno
+import os
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,32 @@ def test_a_run_name_that_no_file_system_or_log_can_take_is_refused_before_any_fo
     status, err = run("train_ppo", ["--runs", str(tmp_path / "runs"), "--run-name", name], capsys)
     assert status == 2 and words in err and not (tmp_path / "runs").exists(), err
     assert Path(run_folder.__file__).exists() and train_ppo.JOB is not None
+
+
+@pytest.mark.slow
+def test_a_job_short_of_memory_from_its_start_answers_signals():
+    """Under a 450 MB address-space limit scipy's OpenBLAS (loaded by numba's first compile) retried its start-up
+    for ever, in C, holding the GIL: SIGTERM did nothing. Loaded with one thread it starts; the job ends (or is
+    stopped by SIGTERM) within the minute, never a traceback."""
+    command = [sys.executable, "-m", "train.evaluate", "--players", "3", "--deals", "200", "--candidates",
+               "most_copies", "random", "--no-progress", "--out", str(Path(tempfile.mkdtemp()) / "out")]  # fmt: skip
+    job = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=_limited({resource.RLIMIT_AS: 450_000 * 1024}))  # fmt: skip
+    try:
+        _, err = job.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        job.send_signal(signal.SIGTERM)
+        try:
+            _, err = job.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            job.kill()
+            raise AssertionError("SIGTERM was not answered within a minute") from None
+    assert job.returncode in (0, 1, 143) and "Traceback" not in err, err[-3000:]
+
+
+def test_loading_numba_s_blas_leaves_the_thread_setting_as_it_was():
+    code = "import os, snipsnap_env.kernel; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    for given in ({}, {"OPENBLAS_NUM_THREADS": "2"}):
+        env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"} | given
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.stdout.strip() == given.get("OPENBLAS_NUM_THREADS", "None"), done.stderr
