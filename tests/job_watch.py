@@ -44,6 +44,7 @@ class Report:
     worked: float = 0.0
     fate: str = "unsent"
     answered: float = 0.0
+    made: list[str] = field(default_factory=list)  # the agents (registry names) made during the work
 
 
 #: folders of installed software under the home folder, not walked (hundreds of thousands of files): the Python
@@ -102,11 +103,16 @@ def _written_here() -> list[Path]:
 
 
 def _compiled_cache(path: str, root: Path) -> bool:
-    """Bytecode and numba's cache of the project's own modules (in their ``__pycache__``): what importing and
-    compiling the project writes, and nothing else."""
+    """What importing and compiling writes, and nothing else: bytecode and numba's cache of the project's own
+    modules (with numba's and importlib's temporary names, and the kernel's source stamps: snipsnap_env.jit_cache)
+    in their ``__pycache__``, and bytecode of the installed libraries in theirs."""
     where = Path(path)
-    return (where.is_relative_to(root) and where.parent.name == "__pycache__"
-            and where.suffix in (".pyc", ".nbi", ".nbc"))  # fmt: skip
+    if where.parent.name != "__pycache__":
+        return False
+    if where.is_relative_to(root):
+        return any(kind in where.name for kind in (".pyc", ".nbi", ".nbc", ".sources-sha256"))
+    installed = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve())
+    return ".pyc" in where.name and any(where.is_relative_to(prefix) for prefix in installed)
 
 
 def changed_outside(before: dict, after: dict, places: list[Path], root: Path) -> list[str]:
@@ -154,18 +160,18 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
 
 
 def _allowed(spec: dict) -> list[Path]:
-    """The job's places, the scratch folder (temporary files), and what libraries write for themselves: device
-    files (multiprocessing's /dev/shm), compiled-code caches, the user's caches and matplotlib's config."""
-    places = [*spec["places"], spec["tmp"], "/dev", Path.home() / ".cache", Path.home() / ".config" / "matplotlib"]
-    return [Path(os.path.realpath(p)) for p in places]
+    """The job's places, its own temporary folder (the libraries' caches are pointed there too) and /dev/null:
+    nothing else, not even the user's caches."""
+    return [Path(os.path.realpath(p)) for p in (*spec["places"], spec["tmp"], os.devnull)]
 
 
 def _within(path: Path, place: Path) -> bool:
-    """``path`` is ``place``, inside it, or a file beside it named after it (an atomic write's partial file)."""
-    return path.is_relative_to(place) or (path.parent == place.parent and path.name.startswith(place.name + "."))
+    """``path`` is ``place``, inside it, or the partial file an atomic write of ``place`` goes through
+    (train.runner.run_folder.write_atomically: ``<name>.partial<suffix>`` beside it)."""
+    return path.is_relative_to(place) or (path.parent == place.parent and path.name.startswith(place.name + ".partial"))
 
 
-def _watch_writes(allowed: list[Path], outside: list[str]) -> None:
+def _watch_writes(allowed: list[Path], outside: list[str], root: Path) -> None:
     busy = threading.local()
 
     def hook(event: str, args: tuple) -> None:
@@ -185,7 +191,7 @@ def _watch_writes(allowed: list[Path], outside: list[str]) -> None:
             busy.on = True
             try:
                 where = Path(os.path.realpath(os.fsdecode(path)))
-                if "__pycache__" not in where.parts and not any(_within(where, p) for p in allowed):
+                if not _compiled_cache(str(where), root) and not any(_within(where, p) for p in allowed):
                     outside.append(f"{event} {where}")
             finally:
                 busy.on = False
@@ -208,6 +214,20 @@ def _watch_handlers(root: Path, handlers: list[str]) -> None:
     signal.signal = watched_signal
 
 
+def _watch_agents(started: list, report: dict) -> None:
+    """Record the registry name of every agent made once the work has started, however it is made."""
+    import agents
+
+    original = agents.Policy.__init__
+
+    def recording(self, *args, **kwargs):
+        if started:
+            report["made"].append(getattr(type(self), "name", type(self).__name__))
+        original(self, *args, **kwargs)
+
+    agents.Policy.__init__ = recording
+
+
 def _child(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     root = Path(spec["root"])
@@ -215,7 +235,7 @@ def _child(spec_path: str) -> None:
     from train.runner import job as runner
 
     module = __import__(f"train.{spec['name']}", fromlist=["JOB"])
-    report = {"outside": [], "handlers": [], "worked": 0.0, "fate": "unsent", "answered": 0.0}
+    report = {"outside": [], "handlers": [], "worked": 0.0, "fate": "unsent", "answered": 0.0, "made": []}
     started, sent, lock, ended = [], [], threading.Lock(), threading.Event()
 
     def send():
@@ -232,8 +252,9 @@ def _child(spec_path: str) -> None:
             threading.Thread(target=lambda: ended.wait(spec["after"]) or send(), daemon=True).start()
 
     runner.work_started.append(on_start)
+    _watch_agents(started, report)
     _watch_handlers(root, report["handlers"])
-    _watch_writes(_allowed(spec), report["outside"])
+    _watch_writes(_allowed(spec), report["outside"], root)
     try:
         module.JOB.main(spec["argv"])
         status = 0

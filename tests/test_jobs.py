@@ -34,6 +34,7 @@ from pathlib import Path
 import job_watch as watch
 import pytest
 
+import agents
 from train.learn.args import Args
 from train.runner import cli
 from train.runner import job as runner
@@ -43,7 +44,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NAMES = sorted(path.stem for path in (ROOT / "train").glob("*.py") if path.stem != "__init__")
 # their examples train or time PPO: tens of seconds
 SLOW = {"train_ppo", "main", "convert_model", "bench_batch", "seeds"}
-AGENT_FLAGS = {"candidates", "opponents", "agents", "target", "agent", "candidate"}  # dests that name agents
 # their agents are names from the registry, never files (train_ppo's --init-from is read as data): nothing to trust
 NO_MODEL_FILES = {"oracle", "train_ppo", "main", "bench_training"}  # training settings: model files never unpickled
 HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time and the hashes of it; the lock's PID
@@ -149,7 +149,7 @@ def test_one_flag_name_means_one_thing_in_every_job(name):
     flags = {flag: action for action in actions(name) for flag in action.option_strings}
     if job_of(name).writes_folder():
         assert {"--out", "--overwrite", "--progress", "--no-progress"} <= set(flags), name
-    if any(action.dest in AGENT_FLAGS for action in actions(name)) and name not in NO_MODEL_FILES:
+    if job_of(name).agents and name not in NO_MODEL_FILES:
         assert "--trust-model" in flags, f"train.{name} names agents but takes no --trust-model"
     for flag in ("--progress", "--trust-model", "--overwrite", "--seed"):
         if flag in flags:
@@ -177,7 +177,7 @@ def test_bad_players_unknown_agents_and_sizes_over_their_bound_are_one_line_refu
             assert_refused(name, with_out(name, [*base, "--players", bad], here / "o"), capsys, before, here)
             tried += 1
     for dest, action in options.items():
-        if dest not in AGENT_FLAGS:
+        if dest not in job_of(name).agents:
             continue
         flag = action.option_strings[0] if action.option_strings else None
         for bad in ("no_such_agent", "pimc:100000000", "ppo:no_such_file.zip"):
@@ -339,23 +339,81 @@ def test_every_size_a_job_takes_has_a_bound(name):
 
 
 def places_named(name: str, argv: list[str], cwd: Path) -> list[Path]:
-    """Where a job may write: every path its flags (given or default) name, bar the working folder itself and the
-    folders above it (a job writes ``--out``, ``--runs``, ``--json``, ``--record``..., nothing else)."""
-    args = job_of(name).parser().parse_args(argv)
-    values = [v for value in vars(args).values() for v in (value if isinstance(value, (list, tuple)) else [value])]
+    """Where a job may write: its results folder (``--out``) and the places its declared output flags name
+    (``JOB.writes``), given or default. Every other path it is given is an input, to be left as it was."""
+    job = job_of(name)
+    args = job.parser().parse_args(argv)
+    dests = (*job.writes, *(("out",) if job.writes_folder() else ()))
+    values = [v for dest in dests for v in (lambda x: x if isinstance(x, (list, tuple)) else [x])(getattr(args, dest))]
     cwd = Path(os.path.realpath(cwd))
-    places = []
-    for value in values:
-        if isinstance(value, (str, Path)) and str(value) and "\0" not in str(value):
-            path = Path(os.path.realpath(cwd / value))
-            if path != cwd and not cwd.is_relative_to(path):
-                places.append(path)
-    return places
+    return [Path(os.path.realpath(cwd / value)) for value in values if isinstance(value, (str, Path)) and str(value)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_jobs_declared_flags_are_its_own(name):
+    """JOB.writes and JOB.agents name flags the job has (a renamed flag would silently leave the declaration)."""
+    dests = {action.dest for action in actions(name)}
+    job = job_of(name)
+    assert set(job.writes) <= dests and set(job.agents) <= dests, (set(job.writes) | set(job.agents)) - dests
+    assert not set(job.writes) & set(job.agents)
+
+
+def _made_during(name: str, argv: list[str], capsys, monkeypatch) -> set[str]:
+    """The agents (their registry names) made while ``argv`` is checked, the work not run."""
+    made = set()
+    original = agents.Policy.__init__
+
+    def recording(self, *args, **kwargs):
+        made.add(getattr(type(self), "name", type(self).__name__))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(agents.Policy, "__init__", recording)
+    _accepted(name, argv, capsys)
+    monkeypatch.setattr(agents.Policy, "__init__", original)
+    return made
+
+
+@pytest.mark.parametrize("name", jobs(fast=True))
+def test_every_flag_that_feeds_the_agent_factories_is_declared_an_agent_flag(name, here, capsys, monkeypatch):
+    """Found by what the job does: each flag not declared in JOB.agents is given an agent's name the example does
+    not use; if that agent is then made, the flag names agents undeclared — and so unchecked by the refusal tests
+    (a flag that falls back to random on a name it does not know would pass them)."""
+    base = flags_only(name, here.parent)
+    if base is None:
+        pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
+    plain = _made_during(name, with_out(name, base, here / "o"), capsys, monkeypatch)
+    remove_new(here, set())
+    probe = next(n for n in ("random_card", "fewest_copies", "control", "random") if n not in plain)
+    job = job_of(name)
+    for action in actions(name):
+        if action.nargs == 0 or action.dest in (*job.agents, *job.writes, "help", "out") or action.choices:
+            continue
+        argv = [*base, action.option_strings[-1], probe] if action.option_strings else [probe, *base[1:]]
+        made = _made_during(name, with_out(name, argv, here / "o"), capsys, monkeypatch)
+        assert probe not in made, f"train.{name} {action.dest}: it names agents; declare it in JOB.agents"
+        remove_new(here, set())
 
 
 def watched(name: str, argv: list[str], here: Path, signum: int = 0, after: float = 0.0) -> watch.Report:
     """The job run in a process of its own from ``here``, allowed to write where its flags name."""
     return watch.watched(name, argv, here, places_named(name, argv, here), signum, after, root=ROOT)
+
+
+def undeclared_agents(name: str, argv: list[str], made: set[str]) -> dict[str, str]:
+    """The flags not declared in JOB.agents whose value (given or default) names an agent made in the work: a flag
+    the job plays agents by without the checks an agent flag gets (one that falls back to random on a name it
+    does not know, say)."""
+    job = job_of(name)
+    args = job.parser().parse_args(argv)
+    found = {}
+    for action in actions(name):
+        if action.dest in (*job.agents, *job.writes, "help", "out") or action.nargs == 0 or action.choices:
+            continue
+        value = getattr(args, action.dest, None)
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, str) and item.split(":")[0] in made:
+                found[action.dest] = item
+    return found
 
 
 LONG_ENOUGH = 10.0  # seconds of an example's work that are watched (a server's, or a benchmark's, run on)
@@ -377,9 +435,12 @@ def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_
         folder.mkdir()
         return with_out(name, example(name, folder), folder / "out")
 
-    done = watched(name, command("whole"), here, signal.SIGINT, LONG_ENOUGH)
+    whole = command("whole")
+    done = watched(name, whole, here, signal.SIGINT, LONG_ENOUGH)
     assert done.status == (0 if done.fate == "unsent" else 130), (name, done.err[-3000:])
     assert not done.outside, f"train.{name} wrote where its flags do not name: {done.outside}"
+    named = undeclared_agents(name, whole, set(done.made))
+    assert not named, f"train.{name} made agents named by flags not declared in JOB.agents (unchecked): {named}"
     assert not done.handlers, f"train.{name} set signal handlers itself (the runner owns them): {done.handlers}"
     for signum in (signal.SIGINT, signal.SIGTERM):
         for after in (done.worked / 2, done.worked / 4, 0.0):

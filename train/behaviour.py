@@ -76,7 +76,12 @@ def check(args) -> Plan:
     return Plan(work)
 
 
-JOB = Job(parser, check, example=("--agent", "most_copies", "--players", "3", "--positions", "50"))
+JOB = Job(
+    parser,
+    check,
+    example=("--agent", "most_copies", "--players", "3", "--positions", "50"),
+    agents=("agent", "opponents"),
+)
 main = JOB.main
 
 

@@ -62,7 +62,13 @@ def check(args) -> Plan:
     return Plan(work)
 
 
-JOB = Job(parser, check, example=("--rounds", "1", "--seconds", "0.05", "--agents", "most_copies"))
+JOB = Job(
+    parser,
+    check,
+    example=("--rounds", "1", "--seconds", "0.05", "--agents", "most_copies"),
+    writes=("json",),
+    agents=("agents",),
+)
 main = JOB.main
 
 

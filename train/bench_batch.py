@@ -177,7 +177,12 @@ def check(args) -> Plan:
     return Plan(lambda _: work(args))
 
 
-JOB = Job(parser, check, example=("--seconds", "0.05", "--batch-sizes", "4", "--ppo-steps", "256", "--players", "3"))
+JOB = Job(
+    parser,
+    check,
+    example=("--seconds", "0.05", "--batch-sizes", "4", "--ppo-steps", "256", "--players", "3"),
+    writes=("json",),
+)
 main = JOB.main
 
 if __name__ == "__main__":

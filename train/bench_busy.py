@@ -152,7 +152,7 @@ def check(args) -> Plan:
     return Plan(lambda _: work(args))
 
 
-JOB = Job(parser, check, example=("--envs", "aec", "--seconds", "1", "--busy", "1"))
+JOB = Job(parser, check, example=("--envs", "aec", "--seconds", "1", "--busy", "1"), writes=("json",))
 main = JOB.main
 
 if __name__ == "__main__":

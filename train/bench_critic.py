@@ -94,7 +94,12 @@ def check(args) -> Plan:
     return Plan(lambda _: work(args))
 
 
-JOB = Job(parser, check, example=("--players", "3", "--seconds", "0.05", "--rollouts", "2", "--games", "8"))
+JOB = Job(
+    parser,
+    check,
+    example=("--players", "3", "--seconds", "0.05", "--rollouts", "2", "--games", "8"),
+    writes=("json",),
+)
 main = JOB.main
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def check(args) -> Plan:
     return Plan(lambda _: work(args))
 
 
-JOB = Job(parser, check, example=("--players", "3", "--samples", "4", "--positions", "2"))
+JOB = Job(parser, check, example=("--players", "3", "--samples", "4", "--positions", "2"), writes=("json",))
 main = JOB.main
 
 if __name__ == "__main__":

@@ -178,6 +178,7 @@ JOB = Job(
     check,
     example=("--iterations", "1", "--ppo-players", "3", "--num-envs", "8", "--n-steps", "8", "--batch-size", "32",
              "--critic-rollouts", "2", "--threads", "1"),
+    writes=("json",), agents=("opponents", "teacher_opponents", "rollout_policy"),
 )  # fmt: skip
 main = JOB.main
 

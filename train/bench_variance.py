@@ -80,7 +80,12 @@ def check(args) -> Plan:
     return Plan(lambda _: work(args))
 
 
-JOB = Job(parser, check, example=("--players", "3", "--candidate", "most_copies", "--deals", "20", "--rollouts", "2"))
+JOB = Job(
+    parser,
+    check,
+    example=("--players", "3", "--candidate", "most_copies", "--deals", "20", "--rollouts", "2"),
+    agents=("candidate",),
+)
 main = JOB.main
 
 if __name__ == "__main__":

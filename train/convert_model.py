@@ -72,7 +72,7 @@ def example(folder: Path) -> list[str]:
     return [str(checkpoint), str(folder / "converted.zip"), "--trust-model"]
 
 
-JOB = Job(parser, check, example=example)
+JOB = Job(parser, check, example=example, writes=("target",))
 main = JOB.main
 
 

@@ -57,7 +57,12 @@ def check(args) -> Plan:
     return Plan(work, settings, args.out, args.overwrite)
 
 
-JOB = Job(parser, check, example=("--candidates", "random", "most_copies", "--players", "3", "--deals", "40"))
+JOB = Job(
+    parser,
+    check,
+    example=("--candidates", "random", "most_copies", "--players", "3", "--deals", "40"),
+    agents=("candidates", "opponents", "reference", "compare_to"),
+)
 main = JOB.main
 
 

@@ -194,7 +194,12 @@ def run_tables(args, folder) -> list[dict]:
     return records
 
 
-JOB = Job(parser, check, example=("--players", "3", "--deals", "4", "--simulations", "4", "--candidates", "ismcts"))
+JOB = Job(
+    parser,
+    check,
+    example=("--players", "3", "--deals", "4", "--simulations", "4", "--candidates", "ismcts"),
+    agents=("candidates", "opponents"),
+)
 main = JOB.main
 
 

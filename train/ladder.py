@@ -141,7 +141,12 @@ def check(args) -> Plan:
     return Plan(work, settings, args.out, args.overwrite)
 
 
-JOB = Job(parser, check, example=("--players", "3", "--opponents", "random", "--candidates", "random", "--deals", "20"))
+JOB = Job(
+    parser,
+    check,
+    example=("--players", "3", "--opponents", "random", "--candidates", "random", "--deals", "20"),
+    agents=("candidates", "opponents"),
+)
 main = JOB.main
 
 

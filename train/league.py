@@ -255,7 +255,10 @@ def check(args) -> Plan:
 
 
 JOB = Job(
-    parser, check, example=("--agents", "random", "most_copies", "--players", "3", "--tables", "2", "--deals", "10")
+    parser,
+    check,
+    example=("--agents", "random", "most_copies", "--players", "3", "--tables", "2", "--deals", "10"),
+    agents=("agents",),
 )
 main = JOB.main
 

@@ -111,7 +111,13 @@ def check(flags) -> Plan:
     return Plan(work, settings, flags.out, args.overwrite, kept)
 
 
-JOB = Job(parser, check, example=(*TINY_RUN, "--deals", "20"))
+JOB = Job(
+    parser,
+    check,
+    example=(*TINY_RUN, "--deals", "20"),
+    writes=("out_dir",),
+    agents=("opponents", "teacher_opponents", "rollout_policy"),
+)
 main = JOB.main
 
 

@@ -383,8 +383,7 @@ def check(args) -> Plan:
 JOB = Job(
     parser, check,
     example=("--players", "3", "--rules", "scarne", "--opponents", "random", "--agents", "random", "--deals", "20",
-             "--shard-deals", "10"),
-)  # fmt: skip
+             "--shard-deals", "10"), writes=("runs",), agents=("agents", "opponents"))  # fmt: skip
 main = JOB.main
 
 

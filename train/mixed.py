@@ -50,7 +50,12 @@ def check(args) -> Plan:
     return Plan(work, settings, args.out, args.overwrite)
 
 
-JOB = Job(parser, check, example=("--agents", "random", "most_copies", "--players", "3", "--deals", "20"))
+JOB = Job(
+    parser,
+    check,
+    example=("--agents", "random", "most_copies", "--players", "3", "--deals", "20"),
+    agents=("agents",),
+)
 main = JOB.main
 
 

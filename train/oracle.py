@@ -140,7 +140,12 @@ def check(args) -> Plan:
     return Plan(work)
 
 
-JOB = Job(parser, check, example=("--players", "3", "--opponents", "random", "--deals", "40", "--repeats", "2"))
+JOB = Job(
+    parser,
+    check,
+    example=("--players", "3", "--opponents", "random", "--deals", "40", "--repeats", "2"),
+    agents=("opponents",),
+)
 main = JOB.main
 
 

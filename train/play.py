@@ -209,7 +209,7 @@ def check(args) -> Plan:
                                trust=args.trust_model, overwrite=args.overwrite))  # fmt: skip
 
 
-JOB = Job(parser, check, example=("--players", "3"))
+JOB = Job(parser, check, example=("--players", "3"), writes=("record",), agents=("opponents",))
 main = JOB.main
 
 

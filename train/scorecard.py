@@ -387,6 +387,7 @@ def check(args) -> Plan:
 JOB = Job(
     parser, check,
     example=("most_copies", "--deals", "4", "--exploit-deals", "4", "--exploit-samples", "2", "--league-deals", "4"),
+    writes=("exploit_runs",), agents=("agent",),
 )  # fmt: skip
 main = JOB.main
 

@@ -249,8 +249,13 @@ def _read_unit(folder, name: str):
 
 
 TINY = "tiny=" + shlex.join(word for word in TINY_RUN if word not in OWNED)  # a recipe of seconds, for the tests
-JOB = Job(parser, check, example=("--recipe", TINY, "--seeds", "0", "1", "--players", "3", "--deals", "40",
-                                  "--references", "random"))  # fmt: skip
+JOB = Job(
+    parser,
+    check,
+    example=("--recipe", TINY, "--seeds", "0", "1", "--players", "3", "--deals", "40", "--references", "random"),
+    writes=("runs",),
+    agents=("opponents", "references"),
+)
 main = JOB.main
 
 

@@ -48,7 +48,9 @@ def check(namespace) -> Plan:
     return Plan(lambda _: train(args), kept=kept)
 
 
-JOB = Job(parser, check, example=TINY_RUN)
+JOB = Job(
+    parser, check, example=TINY_RUN, writes=("out_dir",), agents=("opponents", "teacher_opponents", "rollout_policy")
+)
 main = JOB.main
 
 

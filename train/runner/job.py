@@ -68,11 +68,18 @@ def one_line(error: BaseException) -> str:
 class Job:
     """A job: ``parser`` (its flags), ``check`` (args → :class:`Plan`, or a refusal) and ``example``: a quick,
     seeded command (its flags, without ``--out``) that the conformance test runs, or a function that makes the
-    inputs such a command needs in a folder and returns it."""
+    inputs such a command needs in a folder and returns it.
+
+    ``writes``: the flags (their dests) that name the places the job writes besides its results folder (``--out``)
+    — a run's folder, a JSON of figures, a recording. Every other path it is given is an input: read, and left as
+    it was to the byte. ``agents``: the flags that name agents, each checked before any folder is made.
+    ``tests/test_jobs.py`` holds every job to both by what it does."""
 
     parser: Callable[[], argparse.ArgumentParser]
     check: Callable[[argparse.Namespace], Plan]
     example: tuple[str, ...] | Callable[[Path], list[str]] = ()
+    writes: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
 
     def main(self, argv=None):
         """``python -m train.<job> argv``."""
