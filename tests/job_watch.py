@@ -107,6 +107,8 @@ def _compiled_cache(path: str, root: Path) -> bool:
     modules (with numba's and importlib's temporary names, and the kernel's source stamps: snipsnap_env.jit_cache)
     in their ``__pycache__``, and bytecode of the installed libraries in theirs."""
     where = Path(path)
+    if where.name == "__pycache__" and where.is_relative_to(root):  # made, or tried for writing (numba's check)
+        return True
     if where.parent.name != "__pycache__":
         return False
     if where.is_relative_to(root):

@@ -33,6 +33,7 @@ HEAD = '''
         add_flag(job, "seed")
         add_flag(job, "deals", default=10)
         job.add_argument("--a", default="random", help="an agent")
+        job.add_argument("--data", default="", help="a file it reads")
         add_job_flags(job, "result.txt", trust=False)
         return job
 
@@ -41,14 +42,21 @@ HEAD = '''
         def work(folder):
             for _ in range(20):  # a second of work, in steps a signal can end
                 time.sleep(0.05)
+            read = Path(args.data).read_text() if args.data and Path(args.data).is_file() else ""
 '''
 TAIL = """
-            return folder.write(folder.path / "result.txt", lambda p: p.write_text(f"{{args.seed}} {{args.a}}"))
+            return folder.write(folder.path / "result.txt", lambda p: p.write_text(f"{{args.seed}} {{args.a}} {{read}}"))
 
         return Plan(work, {{"seed": args.seed, "deals": args.deals, "a": args.a}}, args.out, args.overwrite)
 
 
-    JOB = Job(parser, check, example=("--deals", "20"))
+    def example(folder):
+        data = Path(folder) / "data.txt"
+        data.write_text("the input's bytes")
+        return ["--deals", "20", "--data", str(data)]
+
+
+    JOB = Job(parser, check, example=example)
     main = JOB.main
 """
 PLANTED = {
@@ -90,6 +98,29 @@ PLANTED = {
 
             atexit.register(lambda: Path("stray_at_exit.txt").write_text("written on the way out"))""",
     ),
+    "zz_planted_fallback": (
+        "plays the agent --a names, or random for a name it does not know (so no name is ever refused)",
+        """
+            import agents
+
+            agents.make(args.a if args.a in agents.names() else "random", seed=args.seed)""",
+    ),
+    "zz_planted_empties_input": (
+        "empties the input file it was given",
+        """
+            Path(args.data).write_text("")""",
+    ),
+    "zz_planted_named_after_out": (
+        "writes a file beside its folder named after it (out.json)",
+        """
+            Path(str(folder.path) + ".json").write_text("{}")""",
+    ),
+    "zz_planted_pycache": (
+        "writes into a __pycache__ of the working folder",
+        """
+            Path("__pycache__").mkdir(exist_ok=True)
+            Path("__pycache__/stray.txt").write_text("not bytecode")""",
+    ),
     "zz_planted_unchecked": (
         "plays the agent --a names without checking the name first",
         """
@@ -106,6 +137,10 @@ EXPECTED = {
         "zz_planted_child": "created ",
         "zz_planted_c_code": "stray.db",
         "zz_planted_at_exit": "stray_at_exit.txt",
+        "zz_planted_fallback": "made agents named by flags not declared in JOB.agents",
+        "zz_planted_empties_input": "data.txt",
+        "zz_planted_named_after_out": "out.json",
+        "zz_planted_pycache": "__pycache__/stray.txt",
     },
     "test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_traceback": {
         "zz_planted_unchecked": "--a no_such_agent",
