@@ -45,7 +45,7 @@ HEAD = '''
             read = Path(args.data).read_text() if args.data and Path(args.data).is_file() else ""
 '''
 TAIL = """
-            return folder.write(folder.path / "result.txt", lambda p: p.write_text(f"{{args.seed}} {{args.a}} {{read}}"))
+            return folder.write(folder.path / "result.txt", lambda p: p.write_text(f"{{args.seed}} {{args.a}}{{read}}"))
 
         return Plan(work, {{"seed": args.seed, "deals": args.deals, "a": args.a}}, args.out, args.overwrite)
 

@@ -289,3 +289,47 @@ def test_a_taken_port_or_a_foreign_address_is_one_line_and_exit_2(capsys):
             assert refused.value.code == 2 and words in err and len(err.strip().splitlines()) == 1, err
     finally:
         taken.close()
+
+
+@pytest.mark.slow
+def test_clients_that_stall_hold_no_thread_and_are_dropped_after_the_timeout():
+    """200 connections that send half a request: the server answers a whole request at once all the same, runs on
+    a handful of threads (it held a thread per stalled client before) and closes the stalled ones once they have
+    been silent for its timeout."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    from train.serve import CLIENT_TIMEOUT
+
+    root = Path(__file__).resolve().parent.parent
+    server = subprocess.Popen([sys.executable, "-m", "train.serve", "--port", "0"], cwd=root, stdout=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    stalled = []
+    try:
+        address = server.stdout.readline().split()[1]
+        host, port = address.removeprefix("http://").rsplit(":", 1)
+        for _ in range(200):
+            client = socket.create_connection((host, int(port)), timeout=5)
+            client.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+            stalled.append(client)
+        started = time.monotonic()
+        with urllib.request.urlopen(address, timeout=30) as page:
+            assert page.status == 200
+        assert time.monotonic() - started < 10
+        threads = int(next(line for line in Path(f"/proc/{server.pid}/status").read_text().splitlines()
+                           if line.startswith("Threads:")).split()[1])  # fmt: skip
+        assert threads < 20, threads
+        deadline = time.monotonic() + CLIENT_TIMEOUT + 30
+        for client in stalled:  # read to the end: an error answer, if any, then the server's close
+            client.settimeout(max(0.1, deadline - time.monotonic()))
+            while client.recv(4096):
+                pass
+    finally:
+        for client in stalled:
+            client.close()
+        server.terminate()
+        server.wait(timeout=30)

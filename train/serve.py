@@ -42,6 +42,9 @@ LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})  # what a browser 
 IDLE_SECONDS = 30 * 60  # a game untouched this long may be closed to make room; a finished one at once
 MAX_BODY_BYTES = 16 * 1024  # every request body of the API fits in far less
 SHOWN = 60  # characters of a refused value echoed back in an error
+CLIENT_TIMEOUT = 30  # seconds a connection may stay silent (mid-request or idle) before the server drops it
+THREADS = 4  # requests handled at once (each is milliseconds of play under one lock)
+MAX_CONNECTIONS = 500  # connections open at once (within the usual limit of 1024 open files); more wait
 
 
 def shown(value) -> str:
@@ -398,10 +401,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check(args) -> Plan:
-    """Flask there; the address read and the port taken here (a taken port or a foreign address is a refusal,
-    not a server that fails to start)."""
-    require("web", "flask")
-    from werkzeug.serving import make_server  # werkzeug comes with flask
+    """Flask and waitress there; the address read and the port taken here (a taken port or a foreign address is
+    a refusal, not a server that fails to start)."""
+    require("web", "flask", "waitress")
+    from waitress import create_server
 
     address = bound_address(args.host)
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
@@ -416,14 +419,18 @@ def check(args) -> Plan:
 
     def work(_) -> None:
         app = create_app(args.host)
-        server = make_server(address, args.port, app, threaded=True, fd=listening.fileno())
+        # waitress reads each request without a thread (a client that sends half a request holds no thread) and
+        # drops a connection idle for CLIENT_TIMEOUT; its few threads only run whole requests
+        server = create_server(app, sockets=[listening], threads=THREADS, channel_timeout=CLIENT_TIMEOUT,
+                               cleanup_interval=max(1, CLIENT_TIMEOUT // 3), connection_limit=MAX_CONNECTIONS,
+                               ident="snipsnap")  # fmt: skip
         app.config["PORT"] = listening.getsockname()[1]
         host = f"[{address}]" if ":" in address else address
         print(f"open http://{host}:{app.config['PORT']} in a browser (Ctrl-C stops the server)", flush=True)
         try:
-            server.serve_forever()
+            server.run()
         finally:
-            server.server_close()
+            server.close()
 
     return Plan(work, close=listening.close, kept="the server has stopped (its games live in memory only)")
 
