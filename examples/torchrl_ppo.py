@@ -19,6 +19,7 @@ It ends as every recipe does: the trained policy, greedy, against most_copies on
 from __future__ import annotations
 
 import argparse
+import warnings
 
 import numpy as np
 import torch
@@ -42,13 +43,15 @@ OBS = (GROUP, "observation", "observation")
 
 def make_env(players: int, seed: int, reward: str = "lead_advantage") -> PettingZooWrapper:
     # auto_forced: the turns with one legal action are played for everyone, so every frame is a real choice
-    return PettingZooWrapper(
-        env=snipsnap_env.env(num_players=players, reward=reward, auto_forced=True),
-        use_mask=True,  # compulsory for an AEC env: who acts at each step
-        categorical_actions=True,
-        group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
-        seed=seed,
-    )
+    with warnings.catch_warnings():  # TorchRL names the one PettingZoo it was tested with; this recipe is tested here
+        warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested using version", UserWarning)
+        return PettingZooWrapper(
+            env=snipsnap_env.env(num_players=players, reward=reward, auto_forced=True),
+            use_mask=True,  # compulsory for an AEC env: who acts at each step
+            categorical_actions=True,
+            group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
+            seed=seed,
+        )
 
 
 def mlp(out: int) -> nn.Module:

@@ -59,8 +59,9 @@ def test_training_saves_a_model_that_reloads_and_plays_legal_moves(tmp_path, pol
     player = agents.make("ppo", path=final)
     if policy[0] == "rank_shared":  # the head's size is saved with the model
         assert player.network.action_net.scorer[0].out_features == 16
-    for num_players in (3, 6, 8):  # one policy serves every table size
-        play_aec_game(player, num_players, "bicycle", seed=num_players)
+    for num_players in (3, 6, 8):  # one policy serves every table size (this one trained at 4: it says so)
+        with pytest.warns(UserWarning, match="trained for \\[4\\] players"):
+            play_aec_game(player, num_players, "bicycle", seed=num_players)
 
     # resume: carries on from the latest checkpoint up to the new total
     train_ppo.main(
