@@ -52,9 +52,10 @@ class Report:
 INSTALLS = (".pyenv", ".rustup", ".cargo", ".m2", ".npm")
 
 
-def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
-    """(size, modification time) of every file under ``roots``, the files and folders in ``skip`` (and the
-    repository's git and virtual environments) left out: what the machine shows, whoever writes it."""
+def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int, int]]:
+    """(size, modification time, status-change time) of every file under ``roots``, the files and folders in
+    ``skip`` (and the repository's git and virtual environments) left out: what the machine shows, whoever writes
+    it. The status-change time moves with every write, and no ``os.utime`` can put it back."""
     skipped = {os.path.realpath(p) for p in skip}
     seen = {}
     for root in roots:
@@ -69,12 +70,13 @@ def snapshot(roots: list[Path], skip: list[Path]) -> dict[str, tuple[int, int]]:
                     stat = os.lstat(path)
                 except OSError:  # gone while walked
                     continue
-                seen[path] = (stat.st_size, stat.st_mtime_ns)
+                seen[path] = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)  # ctime: no os.utime hides a write
     return seen
 
 
-def top_level(folder: Path, skip: list[Path]) -> dict[str, tuple[int, int]]:
-    """The entries directly in ``folder``: a file's (size, modification time), a folder's presence only."""
+def top_level(folder: Path, skip: list[Path]) -> dict[str, tuple[int, int, int]]:
+    """The entries directly in ``folder``: a file's (size, modification and status-change time), a folder's
+    presence only."""
     skipped = {os.path.realpath(p) for p in skip}
     seen = {}
     for entry in os.scandir(folder):
@@ -84,7 +86,10 @@ def top_level(folder: Path, skip: list[Path]) -> dict[str, tuple[int, int]]:
             stat = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        seen[entry.path] = (0, 0) if entry.is_dir(follow_symlinks=False) else (stat.st_size, stat.st_mtime_ns)
+        if entry.is_dir(follow_symlinks=False):
+            seen[entry.path] = (0, 0, 0)
+        else:
+            seen[entry.path] = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
     return seen
 
 
