@@ -110,6 +110,15 @@ PLANTED = {
         """
             Path(args.data).write_text("")""",
     ),
+    "zz_planted_hides_a_write": (
+        "rewrites its input with bytes of the same length and puts its modification time back",
+        """
+            import os
+
+            times = os.stat(args.data)
+            Path(args.data).write_text(read.upper())
+            os.utime(args.data, ns=(times.st_atime_ns, times.st_mtime_ns))""",
+    ),
     "zz_planted_named_after_out": (
         "writes a file beside its folder named after it (out.json)",
         """
@@ -139,6 +148,7 @@ EXPECTED = {
         "zz_planted_at_exit": "stray_at_exit.txt",
         "zz_planted_fallback": "made agents named by flags not declared in JOB.agents",
         "zz_planted_empties_input": "data.txt",
+        "zz_planted_hides_a_write": "data.txt",
         "zz_planted_named_after_out": "out.json",
         "zz_planted_pycache": "__pycache__/stray.txt",
     },
