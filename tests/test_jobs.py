@@ -21,7 +21,6 @@ this file fails them.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import os
@@ -34,8 +33,6 @@ from pathlib import Path
 import job_watch as watch
 import pytest
 
-import agents
-from train.learn.args import Args
 from train.runner import cli
 from train.runner import job as runner
 from train.runner.run_folder import RunFolder
@@ -162,37 +159,6 @@ def test_help_prints_and_exits_0(name, capsys):
     # argparse %-formats every help text: a bare "%" ("15-25% from") crashed train_ppo --help with a TypeError
     status, err = run(name, ["--help"], capsys)
     assert (status, err) == (0, ""), (name, status, err)
-
-
-@pytest.mark.parametrize("name", jobs())
-def test_bad_players_unknown_agents_and_sizes_over_their_bound_are_one_line_refusals(name, here, capsys):
-    base = flags_only(name, here.parent)
-    if base is None:
-        pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
-    before = listing(here)
-    options = {action.dest: action for action in actions(name)}
-    tried = 0
-    if "players" in options:
-        for bad in ("9", "2", "two"):
-            assert_refused(name, with_out(name, [*base, "--players", bad], here / "o"), capsys, before, here)
-            tried += 1
-    for dest, action in options.items():
-        if dest not in job_of(name).agents:
-            continue
-        flag = action.option_strings[0] if action.option_strings else None
-        for bad in ("no_such_agent", "pimc:100000000", "ppo:no_such_file.zip"):
-            argv = [*base, flag, bad] if flag else [bad, *base[1:]]
-            if flag and action.nargs in ("+", "*"):  # a list flag: the bad name among good ones
-                argv = [*base, flag, "random", bad] if dest != "opponents" or name != "ismcts" else [*base, flag, bad]
-            assert_refused(name, with_out(name, argv, here / "o"), capsys, before, here)
-            tried += 1
-    for dest, action in options.items():
-        if isinstance(action.type, cli.Number) and not action.type._fits(10**12) and action.option_strings:
-            argv = [*base, action.option_strings[0], str(10**12)]
-            assert_refused(name, with_out(name, argv, here / "o"), capsys, before, here)
-            tried += 1
-    if not tried:
-        pytest.skip(f"train.{name} takes no table size, agent or bounded size")
 
 
 def make_run_folder(path: Path) -> dict[str, bytes]:
@@ -326,18 +292,6 @@ def test_a_real_signal_mid_run_in_a_real_process(name, argv, signal_, tmp_path):
     assert "Traceback" not in err and "interrupted: " in err, err
 
 
-@pytest.mark.parametrize("name", jobs())
-def test_every_size_a_job_takes_has_a_bound(name):
-    """A number a job takes (a flag, or a training setting) cannot be 10**12: memory and time stay finite, and
-    seeds stay within the 32 bits that Stable-Baselines3 and OpenSpiel take."""
-    rules = [(a.dest, a.type) for a in actions(name) if isinstance(a.type, cli.Number)]
-    dests = {a.dest for a in actions(name)}  # a training job's flags are train.learn.args.Args's fields
-    fields = [f for f in dataclasses.fields(Args) if f.name in dests and "check" in f.metadata]
-    rules += [(f.name, f.metadata["check"]) for f in fields]
-    unbounded = [dest for dest, rule in rules if rule.kind is int and rule._fits(10**12)]
-    assert not unbounded, f"train.{name} takes any size for {unbounded}: give each a bound (train.runner.cli.MAX_*)"
-
-
 def places_named(name: str, argv: list[str], cwd: Path) -> list[Path]:
     """Where a job may write: its results folder (``--out``) and the places its declared output flags name
     (``JOB.writes``), given or default. Every other path it is given is an input, to be left as it was."""
@@ -347,51 +301,6 @@ def places_named(name: str, argv: list[str], cwd: Path) -> list[Path]:
     values = [v for dest in dests for v in (lambda x: x if isinstance(x, (list, tuple)) else [x])(getattr(args, dest))]
     cwd = Path(os.path.realpath(cwd))
     return [Path(os.path.realpath(cwd / value)) for value in values if isinstance(value, (str, Path)) and str(value)]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_a_jobs_declared_flags_are_its_own(name):
-    """JOB.writes and JOB.agents name flags the job has (a renamed flag would silently leave the declaration)."""
-    dests = {action.dest for action in actions(name)}
-    job = job_of(name)
-    assert set(job.writes) <= dests and set(job.agents) <= dests, (set(job.writes) | set(job.agents)) - dests
-    assert not set(job.writes) & set(job.agents)
-
-
-def _made_during(name: str, argv: list[str], capsys, monkeypatch) -> set[str]:
-    """The agents (their registry names) made while ``argv`` is checked, the work not run."""
-    made = set()
-    original = agents.Policy.__init__
-
-    def recording(self, *args, **kwargs):
-        made.add(getattr(type(self), "name", type(self).__name__))
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(agents.Policy, "__init__", recording)
-    _accepted(name, argv, capsys)
-    monkeypatch.setattr(agents.Policy, "__init__", original)
-    return made
-
-
-@pytest.mark.parametrize("name", jobs(fast=True))
-def test_every_flag_that_feeds_the_agent_factories_is_declared_an_agent_flag(name, here, capsys, monkeypatch):
-    """Found by what the job does: each flag not declared in JOB.agents is given an agent's name the example does
-    not use; if that agent is then made, the flag names agents undeclared — and so unchecked by the refusal tests
-    (a flag that falls back to random on a name it does not know would pass them)."""
-    base = flags_only(name, here.parent)
-    if base is None:
-        pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
-    plain = _made_during(name, with_out(name, base, here / "o"), capsys, monkeypatch)
-    remove_new(here, set())
-    probe = next(n for n in ("random_card", "fewest_copies", "control", "random") if n not in plain)
-    job = job_of(name)
-    for action in actions(name):
-        if action.nargs == 0 or action.dest in (*job.agents, *job.writes, "help", "out") or action.choices:
-            continue
-        argv = [*base, action.option_strings[-1], probe] if action.option_strings else [probe, *base[1:]]
-        made = _made_during(name, with_out(name, argv, here / "o"), capsys, monkeypatch)
-        assert probe not in made, f"train.{name} {action.dest}: it names agents; declare it in JOB.agents"
-        remove_new(here, set())
 
 
 def watched(name: str, argv: list[str], here: Path, signum: int = 0, after: float = 0.0) -> watch.Report:
@@ -452,70 +361,6 @@ def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_
         assert "interrupted: " in stopped.err and "Traceback" not in stopped.err, f"{said}: {stopped.err[-3000:]}"
         assert stopped.answered < STOPS_WITHIN, f"{said} took {stopped.answered:.1f} s to stop"
         assert not stopped.outside and not stopped.handlers, (said, stopped.outside, stopped.handlers)
-
-
-BAD_VALUES = ("no_such_agent", str(10**12), "-1", "nan")
-
-
-class _Accepted(BaseException):
-    """Raised where the work would start: the flags passed every check."""
-
-
-def _accepted(name: str, argv: list[str], capsys) -> tuple[bool, int, str]:
-    """Whether ``argv`` passes the job's checks (the work not run), else its exit status and stderr."""
-
-    def stop():
-        raise _Accepted
-
-    runner.work_started.append(stop)
-    try:
-        status, err = run(name, argv, capsys)
-    except _Accepted:
-        return True, 0, ""
-    except Exception as error:  # what would be a traceback on the command line
-        return False, 1, f"Traceback: {type(error).__name__}: {error}"
-    finally:
-        runner.work_started.remove(stop)
-    return False, status, err
-
-
-def bad_commands(name: str, base: list[str]) -> list[list[str]]:
-    """The example's flags with each flag that takes values given each bad value (positionals too, first); a flag
-    that takes any text, an unknown name only."""
-    commands = []
-    for action in actions(name):
-        if action.nargs == 0 or action.dest in ("help", "out"):
-            continue
-        free_text = action.type in (None, str) and not action.choices  # every bad value is just a name to it
-        for bad in BAD_VALUES[:1] if free_text else BAD_VALUES:
-            if action.option_strings:
-                commands.append([*base, action.option_strings[-1], bad])
-            elif action.nargs in ("+", "*"):
-                commands.append([bad, *base])
-    return commands
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", jobs())
-def test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_traceback(name, here, capsys):
-    """Each flag (whatever its name) given an unknown name, 10**12, a negative and NaN: a one-line refusal (exit 2,
-    nothing left) or a job that runs — done, or stopped by SIGINT ten seconds into its work — never a traceback.
-    An agent flag the job forgets to check fails here, in its work."""
-    base = flags_only(name, here.parent)
-    if base is None:
-        pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
-    before = listing(here)
-    for argv in bad_commands(name, base):
-        argv = with_out(name, argv, here / "o")
-        accepted, status, err = _accepted(name, argv, capsys)
-        if not accepted:
-            assert_a_refusal(name, argv, status, err, before, here)
-            continue
-        remove_new(here, before)  # the checks opened the folder: the watched run starts from nothing
-        done = watched(name, argv, here, signal.SIGINT, LONG_ENOUGH)
-        said = f"train.{name} {' '.join(argv)}: exit {done.status} {done.err[-1500:]}"
-        assert done.status in (0, 130) and "Traceback" not in done.err, said
-        remove_new(here, before)  # a value that ran may have named a path: the job's to write
 
 
 def remove_new(folder: Path, before: set[str]) -> None:

@@ -192,8 +192,9 @@ def outcomes(report: Path) -> dict[str, str | None]:
 def test_the_conformance_test_fails_planted_jobs_that_break_a_promise_and_passes_one_that_keeps_them(tmp_path):
     copy = project_copy(tmp_path)
     report = tmp_path / "report.xml"
-    command = [sys.executable, "-m", "pytest", "tests/test_jobs.py", "-m", "slow or not slow", "-k", "zz_planted",
-               "-p", "no:cacheprovider", f"--junitxml={report}", "-q"]  # fmt: skip
+    command = [sys.executable, "-m", "pytest", "tests/test_jobs.py", "tests/test_job_flags.py", "-m",
+               "slow or not slow", "-k", "zz_planted", "-p", "no:cacheprovider", f"--junitxml={report}",
+               "-q"]  # fmt: skip
     environment = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     done = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True, timeout=1200)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
