@@ -130,6 +130,18 @@ PLANTED = {
             Path("__pycache__").mkdir(exist_ok=True)
             Path("__pycache__/stray.txt").write_text("not bytecode")""",
     ),
+    "zz_planted_at_import": ("writes a file as its module is imported (below)", ""),
+    "zz_planted_user_cache": (
+        "writes into the user's cache folder",
+        """
+            (Path.home() / ".cache").mkdir(exist_ok=True)
+            (Path.home() / ".cache" / "zz_planted_stray.txt").write_text("a cache entry no flag names")""",
+    ),
+    "zz_planted_shared_memory": (
+        "writes into /dev/shm",
+        """
+            Path("/dev/shm/zz_planted_stray.txt").write_text("shared memory no flag names")""",
+    ),
     "zz_planted_unchecked": (
         "plays the agent --a names without checking the name first",
         """
@@ -138,6 +150,10 @@ PLANTED = {
             agents.make(args.a, seed=args.seed)""",
     ),
 }
+#: what a planted job does as it is imported (pytest's collection imports every job too, in the project's copy)
+AT_IMPORT = {"zz_planted_at_import": '\nPath("stray_at_import.txt").write_text("written as the module loads")\n'}
+#: places outside every test's folder that planted jobs write, removed after the test
+MACHINE_STRAYS = (Path.home() / ".cache" / "zz_planted_stray.txt", Path("/dev/shm") / "zz_planted_stray.txt")
 #: test of tests/test_jobs.py → the planted job it must fail, and words its failure says
 EXPECTED = {
     "test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_its_work": {
@@ -149,6 +165,9 @@ EXPECTED = {
         "zz_planted_fallback": "made agents named by flags not declared in JOB.agents",
         "zz_planted_empties_input": "data.txt",
         "zz_planted_hides_a_write": "data.txt",
+        "zz_planted_at_import": "stray_at_import.txt",
+        "zz_planted_user_cache": "zz_planted_stray.txt",
+        "zz_planted_shared_memory": "/dev/shm/zz_planted_stray.txt",
         "zz_planted_named_after_out": "out.json",
         "zz_planted_pycache": "__pycache__/stray.txt",
     },
@@ -173,7 +192,7 @@ def project_copy(where: Path) -> Path:
     shutil.copytree(ROOT / "tests", copy / "tests", ignore=shutil.ignore_patterns("__pycache__", "golden"))
     for name, (what, body) in PLANTED.items():
         source = textwrap.dedent(HEAD.format(what=what) + body + TAIL.format())
-        (copy / "train" / f"{name}.py").write_text(source)
+        (copy / "train" / f"{name}.py").write_text(source + AT_IMPORT.get(name, ""))
     return copy
 
 
@@ -196,7 +215,11 @@ def test_the_conformance_test_fails_planted_jobs_that_break_a_promise_and_passes
                "slow or not slow", "-k", "zz_planted", "-p", "no:cacheprovider", f"--junitxml={report}",
                "-q"]  # fmt: skip
     environment = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
-    done = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True, timeout=1200)
+    try:
+        done = subprocess.run(command, cwd=copy, env=environment, capture_output=True, text=True, timeout=1200)
+    finally:
+        for stray in MACHINE_STRAYS:
+            stray.unlink(missing_ok=True)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     results = outcomes(report)
     assert done.returncode == 1, done.stdout[-3000:]  # some tests failed, none crashed the run
