@@ -10,6 +10,7 @@ Prints a table and writes JSON.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -40,21 +41,31 @@ def kernel_speed(num_players: int, seconds: float, deals: int = 1_000_000) -> di
 
 
 def reference_speed(path: str, seconds: float) -> float:
-    """Deals/s of a reference simulator script that defines ``deals_per_second(seconds=...)`` (one core)."""
-    import importlib.util
+    """Deals/s of a reference simulator script that defines ``deals_per_second(seconds=...)`` (one core), run in a
+    process of its own with a numba cache of its own: the script's folder is shared, and a cache another tool wrote
+    there (under another module name) fails to load in this one ("No module named '<dynamic>'")."""
+    import subprocess
     import sys
-    from pathlib import Path
+    import tempfile
 
     script = Path(path).resolve()
     if not script.is_file():
         raise SystemExit(f"--reference {path}: no such file")
-    sys.path.insert(0, str(script.parent))  # the script imports its neighbours
-    spec = importlib.util.spec_from_file_location("reference_simulator", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    if not hasattr(module, "deals_per_second"):
-        raise SystemExit(f"--reference {path}: the script defines no deals_per_second(seconds=...)")
-    return float(module.deals_per_second(seconds=seconds))
+    code = (
+        "import importlib.util, sys; sys.path.insert(0, sys.argv[2]); "  # the script imports its neighbours
+        "spec = importlib.util.spec_from_file_location('reference_simulator', sys.argv[1]); "
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+        "print(float(module.deals_per_second(seconds=float(sys.argv[3]))) if hasattr(module, 'deals_per_second') "
+        "else 'none')"
+    )
+    with tempfile.TemporaryDirectory() as cache:
+        done = subprocess.run([sys.executable, "-c", code, str(script), str(script.parent), str(seconds)],
+                              capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": cache})  # fmt: skip
+    answer = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if done.returncode or answer == "none":
+        said = "defines no deals_per_second(seconds=...)" if answer == "none" else done.stderr.strip().splitlines()[-1:]
+        raise SystemExit(f"--reference {path}: the script {said}")
+    return float(answer)
 
 
 def vec_env_speed(num_envs: int, num_players: int, seconds: float, reward: str, seed: int = 0) -> float:
