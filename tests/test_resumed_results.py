@@ -241,3 +241,22 @@ def test_a_benchmarks_json_is_checked_before_the_work_and_never_replaces_another
     assert json.loads(figures.read_text())["provenance"]["command"].startswith("python -m train.bench_search")
     assert "--overwrite" in refusal(capsys, bench_search, [*argv, "--json", str(figures)])
     bench_search.main([*argv, "--json", str(figures), "--overwrite"])
+
+
+def test_the_reference_simulator_runs_in_a_process_and_a_cache_of_its_own(tmp_path):
+    """train.bench_batch --reference: the script's figure, read from a process of its own (its folder's numba cache,
+    shared with other tools, is never loaded into ours); a script without deals_per_second, or one that fails, is
+    one line naming it."""
+    from train.bench_batch import reference_speed
+
+    (tmp_path / "neighbour.py").write_text("FIGURE = 123.5\n")
+    good = tmp_path / "good.py"
+    good.write_text("import os\nfrom neighbour import FIGURE\n\n\ndef deals_per_second(seconds=4.0):\n"
+                    "    assert os.environ['NUMBA_CACHE_DIR'] != ''\n    return FIGURE * seconds\n")  # fmt: skip
+    assert reference_speed(str(good), 2.0) == 247.0
+    (tmp_path / "none.py").write_text("x = 1\n")
+    (tmp_path / "broken.py").write_text("def deals_per_second(seconds=4.0):\n    raise ValueError('no deals')\n")
+    for name, words in (("none.py", "defines no deals_per_second"), ("broken.py", "ValueError: no deals"),
+                        ("missing.py", "no such file")):  # fmt: skip
+        with pytest.raises(SystemExit, match=words):
+            reference_speed(str(tmp_path / name), 0.1)
