@@ -227,18 +227,20 @@ def _watch_handlers(root: Path, handlers: list[str]) -> None:
     signal.signal = watched_signal
 
 
-def _watch_agents(started: list, report: dict) -> None:
-    """Record the registry name of every agent made once the work has started, however it is made."""
+def record_agents(made: list, recording=lambda: True):
+    """Append the registry name of every agent made (while ``recording()``), however it is made, to ``made``;
+    return ``agents.Policy.__init__`` as it was, to be put back."""
     import agents
 
     original = agents.Policy.__init__
 
-    def recording(self, *args, **kwargs):
-        if started:
-            report["made"].append(getattr(type(self), "name", type(self).__name__))
+    def recorded(self, *args, **kwargs):
+        if recording():
+            made.append(getattr(type(self), "name", type(self).__name__))
         original(self, *args, **kwargs)
 
-    agents.Policy.__init__ = recording
+    agents.Policy.__init__ = recorded
+    return original
 
 
 def _child(spec_path: str) -> None:
@@ -265,7 +267,7 @@ def _child(spec_path: str) -> None:
             threading.Thread(target=lambda: ended.wait(spec["after"]) or send(), daemon=True).start()
 
     runner.work_started.append(on_start)
-    _watch_agents(started, report)
+    record_agents(report["made"], lambda: bool(started))  # the agents made once the work has started
     _watch_handlers(root, report["handlers"])
     _watch_writes(_allowed(spec), report["outside"], root)
     try:

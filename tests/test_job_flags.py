@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 
+import job_watch as watch
 import pytest
 import test_jobs
 from test_jobs import (
@@ -22,6 +23,7 @@ from test_jobs import (
     listing,
     remove_new,
     run,
+    undeclared,
     watched,
     with_out,
 )
@@ -86,38 +88,31 @@ def test_a_jobs_declared_flags_are_its_own(name):
     assert not set(job.writes) & set(job.agents)
 
 
-def _made_during(name: str, argv: list[str], capsys, monkeypatch) -> set[str]:
+def _made_during(name: str, argv: list[str], capsys) -> set[str]:
     """The agents (their registry names) made while ``argv`` is checked, the work not run."""
-    made = set()
-    original = agents.Policy.__init__
-
-    def recording(self, *args, **kwargs):
-        made.add(getattr(type(self), "name", type(self).__name__))
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(agents.Policy, "__init__", recording)
-    _accepted(name, argv, capsys)
-    monkeypatch.setattr(agents.Policy, "__init__", original)
-    return made
+    made = []
+    original = watch.record_agents(made)
+    try:
+        _accepted(name, argv, capsys)
+    finally:
+        agents.Policy.__init__ = original
+    return set(made)
 
 
 @pytest.mark.parametrize("name", jobs(fast=True))
-def test_every_flag_that_feeds_the_agent_factories_is_declared_an_agent_flag(name, here, capsys, monkeypatch):
+def test_every_flag_that_feeds_the_agent_factories_is_declared_an_agent_flag(name, here, capsys):
     """Found by what the job does: each flag not declared in JOB.agents is given an agent's name the example does
     not use; if that agent is then made, the flag names agents undeclared — and so unchecked by the refusal tests
     (a flag that falls back to random on a name it does not know would pass them)."""
     base = flags_only(name, here.parent)
     if base is None:
         pytest.skip(f"train.{name}'s example needs inputs that take a training run to make")
-    plain = _made_during(name, with_out(name, base, here / "o"), capsys, monkeypatch)
+    plain = _made_during(name, with_out(name, base, here / "o"), capsys)
     remove_new(here, set())
     probe = next(n for n in ("random_card", "fewest_copies", "control", "random") if n not in plain)
-    job = job_of(name)
-    for action in actions(name):
-        if action.nargs == 0 or action.dest in (*job.agents, *job.writes, "help", "out") or action.choices:
-            continue
+    for action in undeclared(name):
         argv = [*base, action.option_strings[-1], probe] if action.option_strings else [probe, *base[1:]]
-        made = _made_during(name, with_out(name, argv, here / "o"), capsys, monkeypatch)
+        made = _made_during(name, with_out(name, argv, here / "o"), capsys)
         assert probe not in made, f"train.{name} {action.dest}: it names agents; declare it in JOB.agents"
         remove_new(here, set())
 

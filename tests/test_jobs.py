@@ -308,16 +308,21 @@ def watched(name: str, argv: list[str], here: Path, signum: int = 0, after: floa
     return watch.watched(name, argv, here, places_named(name, argv, here), signum, after, root=ROOT)
 
 
+def undeclared(name: str) -> list[argparse.Action]:
+    """The job's flags that take a free value and are declared neither as agents nor as places it writes."""
+    job = job_of(name)
+    declared = (*job.agents, *job.writes, "help", "out")
+    return [action for action in actions(name) if action.dest not in declared and action.nargs != 0
+            and not action.choices]  # fmt: skip
+
+
 def undeclared_agents(name: str, argv: list[str], made: set[str]) -> dict[str, str]:
     """The flags not declared in JOB.agents whose value (given or default) names an agent made in the work: a flag
     the job plays agents by without the checks an agent flag gets (one that falls back to random on a name it
     does not know, say)."""
-    job = job_of(name)
-    args = job.parser().parse_args(argv)
+    args = job_of(name).parser().parse_args(argv)
     found = {}
-    for action in actions(name):
-        if action.dest in (*job.agents, *job.writes, "help", "out") or action.nargs == 0 or action.choices:
-            continue
+    for action in undeclared(name):
         value = getattr(args, action.dest, None)
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(item, str) and item.split(":")[0] in made:

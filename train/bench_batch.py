@@ -63,7 +63,8 @@ def reference_speed(path: str, seconds: float) -> float:
                               capture_output=True, text=True, env={**os.environ, "NUMBA_CACHE_DIR": cache})  # fmt: skip
     answer = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode or answer == "none":
-        said = "defines no deals_per_second(seconds=...)" if answer == "none" else done.stderr.strip().splitlines()[-1:]
+        failed = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        said = "defines no deals_per_second(seconds=...)" if answer == "none" else f"failed: {failed}"
         raise SystemExit(f"--reference {path}: the script {said}")
     return float(answer)
 
@@ -176,7 +177,6 @@ def work(args) -> dict:
     print(f"SnipSnapVecEnv (256 games):           {batched:,.0f} fps  ({batched / single:.1f}x)")
     print(f"same, rollout critic (32 per lead):   {rollouts:,.0f} fps  (train_ppo's default training)")
     return save_json(results, args.json, "bench_batch", args.command)
-
 
 
 def check(args) -> Plan:

@@ -37,8 +37,6 @@ def parser() -> argparse.ArgumentParser:
     return job
 
 
-
-
 def check(args) -> Plan:
     """Every candidate and opponent made (names, model files), the settings keyed by their models."""
     references = (args.reference, *args.compare_to)

@@ -39,6 +39,7 @@ def check(namespace) -> Plan:
     require("train", *TRAINING_MODULES)
     args = from_namespace(Args, namespace)
     run_dir = Path(args.out_dir) / args.run_name
+
     def kept() -> str:
         checkpoint = latest_checkpoint(run_dir)
         if checkpoint is None:
