@@ -30,7 +30,7 @@ RECORDS |= {"scorecard_ppo_learned_exploit"}
 RECORDS |= {"exploit_small_deck", "exploit_small_deck_learned", "exploit_small_deck_learned_ppo", "exploit_weakened"}
 # train.seeds: trained runs, records of their commit (the exact optimum in them is replayed by test_exact_walk)
 RECORDS |= {"seeds_main_range", "seeds_budgets", "seeds_small_deck_r4", "seeds_small_deck_r5", "seeds_small_deck_r6"}
-RECORDS |= {"seeds_small_deck_r4_more", "seeds_small_deck_r4_self"}
+RECORDS |= {"seeds_small_deck_r4_more", "seeds_small_deck_r4_self", "seeds_budgets_own_copies"}
 FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
 
 pytest.importorskip("sb3_contrib")
