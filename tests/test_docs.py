@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from snipsnap_env.observation import OBS_DIM, SLICES
@@ -180,6 +181,14 @@ def test_the_readmes_main_job_number_is_the_range_the_committed_seeds_span():
     assert f"{len(entry['seeds'])} training seeds" in readme
     seed_0 = f"+{entry['seeds'][0]:.2f}"
     assert f"this machine's seed 0: {seed_0}" in readme
+    # one more seed's 95% prediction interval (normal approximation), in the README and the results alike
+    stats = pytest.importorskip("scipy.stats")  # rliable's dependency, with the training extras
+    seeds = np.asarray(entry["seeds"])
+    half = stats.t.ppf(0.975, len(seeds) - 1) * seeds.std(ddof=1) * np.sqrt(1 + 1 / len(seeds))
+    interval = f"{seeds.mean() - half:+.2f} to {seeds.mean() + half:+.2f}"
+    assert f"one more seed: {interval}, a 95% prediction interval" in readme, interval
+    results = " ".join((ROOT / "docs" / "results.md").read_text().split())
+    assert f"is **{interval}**" in results, interval
 
 
 def _resolves(dotted: str) -> bool:
