@@ -9,10 +9,9 @@ at each of its lead choices, asks that critic for every legal lead's value (``--
 made from the same observation are pooled: the best lead is picked from one half of their values and scored on
 the other half (so the noise of a few values does not pass for a better lead). It prints the value the model's
 greedy lead leaves per deal against that best lead, and, where it leaves more than ``--margin`` chips, the model's
-own probability of the better lead. A better lead the model gives a probability like 1e-10 is one PPO's gradient
-(that probability times the lead's advantage) will not lift however long it trains (docs/results.md, "Why the
-default recipe stops short"). On a deck of 52 cards nearly every observation is new, so the pooling needs a small
-deck (``scarne:ranks=K``) to say anything.
+own probability of the better lead: a signal the critic gives and the actor does not follow (docs/results.md,
+"Why the default recipe stops short"). On a deck of 52 cards nearly every observation is new, so the pooling needs
+a small deck (``scarne:ranks=K``) to say anything.
 """
 
 from __future__ import annotations
