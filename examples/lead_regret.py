@@ -23,8 +23,8 @@ import numpy as np
 
 import agents
 from snipsnap_env.observation import CHIP_SCALE, OBS_DIM
-from snipsnap_env.rules import check_num_players, check_rules_spec
 from snipsnap_env.vec_env import SnipSnapVecEnv
+from train.runner.cli import game_count, non_negative_float, players, rollout_count, rules_spec, seed_value
 
 IS_LEAD = 52  # the observation's is_lead column (docs/environment.md)
 
@@ -70,20 +70,25 @@ def shortfall(seen: dict, margin: float, seed: int) -> tuple[float, list[tuple[i
     return total, short
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> tuple[float, list]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="ppo", help="an agent name or ppo:<model file>")
-    parser.add_argument("--rules", default="scarne:ranks=4", type=check_rules_spec)
-    parser.add_argument("--players", default=3, type=int)
-    parser.add_argument("--games", default=8192, type=int, help="games played at once")
-    parser.add_argument("--steps", default=40, type=int, help="the model's decisions in each game")
-    parser.add_argument("--rollouts", default=32, type=int, help="rollouts per lead and position")
-    parser.add_argument("--margin", default=0.2, type=float, help="chips: where a shortfall counts")
-    parser.add_argument("--seed", default=5, type=int)
+    parser.add_argument("--model", default="ppo", help="a learned agent's name or ppo:<model file>")
+    parser.add_argument("--rules", default="scarne:ranks=4", type=rules_spec)
+    parser.add_argument("--players", default=3, type=players)
+    parser.add_argument("--games", default=8192, type=game_count, help="games played at once")
+    parser.add_argument("--steps", default=40, type=game_count, help="the model's decisions in each game")
+    parser.add_argument("--rollouts", default=32, type=rollout_count, help="rollouts per lead and position")
+    parser.add_argument("--margin", default=0.2, type=non_negative_float, help="chips: where a shortfall counts")
+    parser.add_argument("--seed", default=5, type=seed_value)
     args = parser.parse_args(argv)
-    check_num_players(args.players)
     name, _, path = args.model.partition(":")
-    model = agents.make(name, **({"path": path} if path else {}))
+    if name not in agents.learned() or (path and name != "ppo"):
+        parser.error(f"--model got {args.model!r}: a learned agent's name ({', '.join(agents.learned())}) or "
+                     "ppo:<model file>")  # fmt: skip
+    try:
+        model = agents.make(name, **({"path": path} if path else {}))
+    except (OSError, ValueError) as error:
+        parser.error(f"--model {args.model}: {error}")
     seen, deals = lead_choices(model, args.rules, args.players, args.games, args.steps, args.rollouts, args.seed)
     total, short = shortfall(seen, args.margin, args.seed)
     visits = sum(map(len, seen.values()))
@@ -95,6 +100,7 @@ def main(argv=None) -> None:
         print(f"observations where it leaves more than {args.margin} chips: {len(short):,} "
               f"({sum(v for v, *_ in short):,} lead choices); the model's probability of the better lead there: "
               f"median {np.median(share):.1e}, {np.mean(share < 1e-3):.0%} below 1e-3")  # fmt: skip
+    return total / max(deals, 1), short
 
 
 if __name__ == "__main__":
