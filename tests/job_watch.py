@@ -248,6 +248,7 @@ def _child(spec_path: str) -> None:
     root = Path(spec["root"])
     faulthandler.dump_traceback_later(WATCHDOG, exit=True)  # a hang: every thread's stack, then exit 1
     from train.runner import job as runner
+    from train.runner import signals
 
     module = __import__(f"train.{spec['name']}", fromlist=["JOB"])
     report = {"outside": [], "handlers": [], "worked": 0.0, "fate": "unsent", "answered": 0.0, "made": []}
@@ -266,7 +267,21 @@ def _child(spec_path: str) -> None:
         elif spec["signum"]:
             threading.Thread(target=lambda: ended.wait(spec["after"]) or send(), daemon=True).start()
 
+    def reported(status: int) -> None:
+        with lock:
+            ended.set()
+        finish = time.perf_counter()
+        report["worked"] = finish - started[0] if started else 0.0
+        if sent:
+            report["fate"], report["answered"] = "handled", finish - sent[0]
+        sys.stderr.flush()
+        faulthandler.cancel_dump_traceback_later()
+        Path(spec["report"]).write_text(json.dumps({**report, "status": status}))
+
     runner.work_started.append(on_start)
+    # a signal a compiled call keeps from its handler for GRACE seconds ends the job at once (exit 130/143, no exit
+    # handlers): that ending is reported too (on a busy machine a compile can hold a signal that long)
+    signals.before_hard_stop.append(lambda signum: reported(128 + signum))
     record_agents(report["made"], lambda: bool(started))  # the agents made once the work has started
     _watch_handlers(root, report["handlers"])
     _watch_writes(_allowed(spec), report["outside"], root)
@@ -280,15 +295,7 @@ def _child(spec_path: str) -> None:
 
         traceback.print_exc()
         status = 1
-    with lock:
-        ended.set()
-    finish = time.perf_counter()
-    report["worked"] = finish - started[0] if started else 0.0
-    if sent:
-        report["fate"], report["answered"] = "handled", finish - sent[0]
-    sys.stderr.flush()
-    faulthandler.cancel_dump_traceback_later()
-    Path(spec["report"]).write_text(json.dumps({**report, "status": status}))
+    reported(status)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -363,7 +364,9 @@ def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_
                 break
         said = f"train.{name} with {signum.name} {after:.2f} s into its work"
         assert stopped.status == 128 + signum, f"{said}: exit {stopped.status}\n{stopped.err[-3000:]}"
-        assert "interrupted: " in stopped.err and "Traceback" not in stopped.err, f"{said}: {stopped.err[-3000:]}"
+        # "interrupted: <what is kept>", or the same from the hard stop when a compile held the signal GRACE seconds
+        told = re.search(r"interrupted( \(inside compiled work\))?: ", stopped.err)
+        assert told and "Traceback" not in stopped.err, f"{said}: {stopped.err[-3000:]}"
         assert stopped.answered < STOPS_WITHIN, f"{said} took {stopped.answered:.1f} s to stop"
         assert not stopped.outside and not stopped.handlers, (said, stopped.outside, stopped.handlers)
 

@@ -71,7 +71,11 @@ import argparse
 
 import numba
 
+from train.runner import signals
 from train.runner.job import Job, Plan
+
+# what must outlive the hard stop (the conformance test's report) is written by a hook just before it
+signals.before_hard_stop.append(lambda signum: open("hard_stop.txt", "w").write(str(signum)))
 
 
 @numba.njit(nogil=True)  # as every kernel of the project: the watch thread runs meanwhile
@@ -99,8 +103,9 @@ def test_a_job_deep_in_a_compiled_call_ends_within_seconds_of_a_signal(signum, t
     """The compiled loop never returns to Python: the runner's watch ends the process GRACE seconds after the
     signal, with 130/143 and what is kept, instead of minutes later."""
     root = Path(__file__).resolve().parent.parent
-    job = subprocess.Popen([sys.executable, "-c", SPINNER], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)  # fmt: skip
+    environment = {**os.environ, "PYTHONPATH": str(root)}
+    job = subprocess.Popen([sys.executable, "-c", SPINNER], cwd=tmp_path, env=environment, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert job.stdout.readline().strip() == "working", job.communicate(timeout=60)
     time.sleep(0.5)
     sent = time.monotonic()
@@ -109,3 +114,4 @@ def test_a_job_deep_in_a_compiled_call_ends_within_seconds_of_a_signal(signum, t
     assert job.returncode == 128 + signum, err
     assert time.monotonic() - sent < GRACE + 3, err
     assert "interrupted (inside compiled work): a test's nothing" in err, err
+    assert (tmp_path / "hard_stop.txt").read_text() == str(int(signum))  # the hook ran, with the signal

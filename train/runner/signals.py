@@ -89,6 +89,9 @@ def signals_kept(result, name: str, handler, int_ignored: bool, deferred: Deferr
 
 
 GRACE = 2.5  # seconds a signal may wait for its Python handler (a compiled loop holds it) before the hard stop
+#: called with the signal number just before a hard stop ends the process (which runs no exit handler): what must
+#: outlive it, such as the conformance test's report of what the job did
+before_hard_stop: list[Callable[[int], None]] = []
 
 
 class HardStop:
@@ -118,6 +121,8 @@ class HardStop:
                 time.sleep(0.02)
             if self.answered < arrived:
                 os.write(2, f"\ninterrupted (inside compiled work): {self.kept()}\n".encode())
+                for hook in before_hard_stop:
+                    hook(signum)
                 os._exit(128 + signum)
         os.close(self._read)
 
