@@ -75,6 +75,7 @@ from train.runner import signals
 from train.runner.job import Job, Plan
 
 # what must outlive the hard stop (the conformance test's report) is written by a hook just before it
+signals.before_hard_stop.append(lambda signum: 1 / 0)  # a hook that fails stops nothing
 signals.before_hard_stop.append(lambda signum: open("hard_stop.txt", "w").write(str(signum)))
 
 
@@ -114,4 +115,5 @@ def test_a_job_deep_in_a_compiled_call_ends_within_seconds_of_a_signal(signum, t
     assert job.returncode == 128 + signum, err
     assert time.monotonic() - sent < GRACE + 3, err
     assert "interrupted (inside compiled work): a test's nothing" in err, err
-    assert (tmp_path / "hard_stop.txt").read_text() == str(int(signum))  # the hook ran, with the signal
+    assert (tmp_path / "hard_stop.txt").read_text() == str(int(signum))  # the hooks ran, with the signal
+    assert "a hard-stop hook failed: ZeroDivisionError" in err and "Traceback" not in err, err

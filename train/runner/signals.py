@@ -122,7 +122,10 @@ class HardStop:
             if self.answered < arrived:
                 os.write(2, f"\ninterrupted (inside compiled work): {self.kept()}\n".encode())
                 for hook in before_hard_stop:
-                    hook(signum)
+                    try:
+                        hook(signum)
+                    except BaseException as error:  # the stop comes whatever a hook does
+                        os.write(2, f"(a hard-stop hook failed: {type(error).__name__}: {error})\n".encode())
                 os._exit(128 + signum)
         os.close(self._read)
 
