@@ -76,7 +76,8 @@ def uniform_over_best(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
 class FunctionPolicy(Policy):
     """A policy made of any function of a batch, ``act(obs, mask) -> actions`` with ``obs`` (B, OBS_DIM) float32,
     ``mask`` (B, 14) bool and one action per row: how a network another RL library trained plays the project's
-    evaluation (``train.evaluate.evaluate_policy``, examples/). An illegal action is refused, naming the row."""
+    evaluation (``train.measure.evaluation.evaluate_policy``, examples/). An illegal action is refused, naming the
+    row."""
 
     def __init__(self, act, name: str = "function"):
         super().__init__()

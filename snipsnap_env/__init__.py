@@ -24,7 +24,7 @@ __all__ = [
     "OBS_DIM",
     "SingleSeatEnv",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def _register_with_pettingzoo() -> None:

@@ -55,3 +55,15 @@ def drop_if_sources_changed(module_file: str) -> None:
         stamp.write_text(digest)
     except OSError:  # a read-only install: numba cannot cache there either
         pass
+
+
+def is_compiled(module_file: str) -> bool:
+    """Whether ``module_file``'s compiled functions are in numba's on-disk cache for the kernel's current sources
+    (its stamp matches and an index is there): what lets a job say "compiling, about a minute" only when it will."""
+    module = Path(module_file)
+    cache = module.parent / "__pycache__"
+    stamp = cache / f"{module.stem}.sources-sha256"
+    try:
+        return stamp.read_text() == _digest(SOURCES) and any(cache.glob(f"{module.stem}.*.nbi"))
+    except OSError:
+        return False

@@ -7,13 +7,12 @@ the wheel and installs it into a fresh venv without extras, as a user of the pac
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
+from helpers import build_wheel, wheel_venv
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTRAS = ("torch", "stable_baselines3", "sb3_contrib", "matplotlib", "tensorboard", "pygame", "flask", "ray")
@@ -88,25 +87,8 @@ def test_a_job_that_needs_an_extra_names_it(job, argv, extra, tmp_path):
 
 
 def _wheel_venv(tmp_path: Path) -> Path:
-    """A fresh venv (no system packages) holding this project's wheel and its core dependencies only. The wheel
-    is built from a copy of the sources, so the clone gets no build/ or egg-info."""
-    source = tmp_path / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
-    for package in ("snipsnap_env", "agents", "train"):
-        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
-    wheels = tmp_path / "wheels"
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels)]
-    subprocess.run([*build, str(source)], check=True, capture_output=True, timeout=600)
-    (wheel,) = wheels.glob("snipsnap-*.whl")
-    venv.create(tmp_path / "venv", with_pip=True)
-    python = tmp_path / "venv" / "bin" / "python"
-    install = subprocess.run([python, "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True,
-                             timeout=900)  # fmt: skip
-    if install.returncode != 0:
-        pytest.fail(f"the wheel did not install without extras:\n{install.stderr[-3000:]}")
-    return python
+    """A fresh venv (no system packages) holding this project's wheel and its core dependencies only."""
+    return wheel_venv(tmp_path, build_wheel(tmp_path))
 
 
 @pytest.mark.install

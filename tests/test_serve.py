@@ -333,3 +333,21 @@ def test_clients_that_stall_hold_no_thread_and_are_dropped_after_the_timeout():
             client.close()
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_docs_play_describes_every_route_and_every_field_of_the_json_api(client):
+    """docs/play.md's JSON API section names every route of the app and every key a game's state holds."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "play.md").read_text()
+    section = page[page.index("### The browser table's JSON API") :]
+    app = create_app()
+    rules = [rule.rule for rule in app.url_map.iter_rules() if rule.rule.startswith("/api")]
+    routes = {re.sub(r"<[^>]+>", "<id>", rule) for rule in rules}
+    for route in routes:
+        assert f"{route}`" in section, route
+    state = new_game(client)
+    step_event = state["steps"][0]["events"][0]
+    for key in [*state, *state["table"], *state["steps"][0], *step_event]:
+        assert f"`{key}`" in section, key

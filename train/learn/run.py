@@ -123,6 +123,14 @@ def train_or_reuse(args: Args) -> Path:
     return run_dir
 
 
+def kernel_compiled() -> bool:
+    """Whether the compiled modules training runs are already in numba's cache (then no compile note is printed)."""
+    from snipsnap_env import batch_kernels, kernel_network, lead_values
+    from snipsnap_env.jit_cache import is_compiled
+
+    return all(is_compiled(module.__file__) for module in (batch_kernels, lead_values, kernel_network))
+
+
 def _train(args: Args, folder: RunFolder) -> Path:
     import torch
     from stable_baselines3.common.logger import Logger, make_output_format
@@ -131,8 +139,9 @@ def _train(args: Args, folder: RunFolder) -> Path:
     set_torch_threads(args.threads)
     run_dir = folder.path
     sizes = ", ".join(map(str, sorted(set(args.ppo_players))))
-    say(f"training {args.run_name}: {args.total_timesteps:,} PPO steps at tables of {sizes} players into {run_dir} "
-        "(the first use of the rules kernel compiles it: about a minute on a fresh install)", flush=True)  # fmt: skip
+    compiling = "" if kernel_compiled() else " (the first use of the rules kernel compiles it: about a minute)"
+    say(f"training {args.run_name}: {args.total_timesteps:,} PPO steps at tables of {sizes} players into {run_dir}"
+        f"{compiling}", flush=True)  # fmt: skip
     env = make_vec_env(args, args.seed)
     model = checkpoint = point = None  # point: where the run stands, when known (train.resume_point)
     if args.resume:
@@ -209,8 +218,9 @@ def _train(args: Args, folder: RunFolder) -> Path:
     if model.num_timesteps == 0:  # distillation only: no PPO steps, no learning curve
         say(f"distilled a policy from {args.teacher} in {minutes:.1f} min; model: {final}")
     else:
-        say(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min (wall time, with the kernel's first "
-            f"compile and the evaluations); model: {final}; curve: {curve}")  # fmt: skip
+        included = "the kernel's first compile and the evaluations" if compiling else "the evaluations"
+        say(f"trained {model.num_timesteps:,} PPO timesteps in {minutes:.1f} min (wall time, with {included}); "
+            f"model: {final}; curve: {curve}")  # fmt: skip
     return final
 
 

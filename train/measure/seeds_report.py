@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 
+from ..runner.cli import counted
 from ..runner.results_folder import csv_of, pyplot
 from .over_seeds import probability_of_improvement, summary
 
@@ -96,7 +97,7 @@ def format_markdown(settings: dict, document: dict) -> str:
     probabilities of improvement."""
     evaluation = settings["evaluation"]
     lines = [
-        f"Gain over most_copies in chips per deal: {len(settings['seeds'])} training seeds "
+        f"Gain over most_copies in chips per deal: {counted(len(settings['seeds']), 'training seed')} "
         f"({' '.join(map(str, settings['seeds']))}) per recipe, each model on the same {evaluation['deals']:,} "
         f"held-out paired deals (seed {evaluation['seed']}), rules {evaluation['rules']}, opponents "
         f"{'+'.join(evaluation['opponents'])}. IQM with its stratified-bootstrap 95% interval (rliable).",
@@ -169,7 +170,7 @@ def plot_seeds(settings: dict, document: dict, folder) -> None:
         ax.set_title(f"{n} players", fontsize=9)
     axes[0][0].set_ylabel("gain over most_copies, chips per deal\n(seeds: dots; IQM and its 95% CI: bar)")
     evaluation = settings["evaluation"]
-    fig.suptitle(f"{len(settings['seeds'])} seeds a recipe, {evaluation['deals']:,} paired deals, opponents "
+    fig.suptitle(f"{counted(len(settings['seeds']), 'seed')} a recipe, {evaluation['deals']:,} paired deals, opponents "
                  f"{'+'.join(evaluation['opponents'])}, {evaluation['rules']}", fontsize=9)  # fmt: skip
     fig.tight_layout()
     folder.write(folder.path / "seeds.png", lambda p: fig.savefig(p, dpi=110, format="png"))
@@ -240,7 +241,7 @@ def plot_budgets(settings: dict, document: dict, minutes: dict, folder) -> None:
     for ax in axes[:, 0]:
         ax.set_ylabel("gain over most_copies (IQM, 95% CI)")
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"gain against budget, {len(settings['seeds'])} seeds a point", fontsize=9)
+    fig.suptitle(f"gain against budget, {counted(len(settings['seeds']), 'seed')} a point", fontsize=9)
     fig.tight_layout()
     folder.write(folder.path / "budgets.png", lambda p: fig.savefig(p, dpi=110, format="png"))
     plt.close(fig)

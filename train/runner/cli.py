@@ -296,6 +296,11 @@ def arg(default, help: str, flag: str | None = None, check: Number | None = None
 WIDTH = 80  # a terminal's width: no line a job prints (its tables aside) is longer
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, the noun plural unless the count is one: ``counted(1, "seed")`` is "1 seed"."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def say(text: str, **options) -> None:
     """Print ``text`` wrapped at :data:`WIDTH` columns (paths and numbers are never cut); ``options`` are print's."""
     import textwrap

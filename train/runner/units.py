@@ -49,15 +49,37 @@ class InProcess:
         pass
 
 
-def _worker_started(threads: int) -> None:
-    """A process of :class:`InProcesses`, before its first unit: SIGTERM raises as Ctrl-C does (a training
-    unit then keeps its checkpoint), and the compiled loops use its share of the cores."""
-    import numba
+_unit_running = False  # in a process of InProcesses: whether a unit is running (SIGTERM's meaning depends on it)
 
+
+def _worker_sigterm(signum, frame) -> None:
+    """SIGTERM in a process of :class:`InProcesses`: inside a unit it raises as Ctrl-C does (a training unit then
+    keeps its checkpoint, and the unit's end goes back to the job as its result); between units the process just
+    ends, quietly (an idle worker stopped by the job's end has nothing to keep, and nothing to report)."""
     from .cli import on_sigterm
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    if _unit_running:
+        on_sigterm(signum, frame)
+    raise SystemExit(143)
+
+
+def _worker_started(threads: int) -> None:
+    """A process of :class:`InProcesses`, before its first unit: SIGTERM as :func:`_worker_sigterm` says, and the
+    compiled loops on its share of the cores."""
+    import numba
+
+    signal.signal(signal.SIGTERM, _worker_sigterm)
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+
+
+def _run_unit(function, *args):
+    """One unit in a process of :class:`InProcesses`, marked as running while it runs."""
+    global _unit_running
+    _unit_running = True
+    try:
+        return function(*args)
+    finally:
+        _unit_running = False
 
 
 class InProcesses:
@@ -81,7 +103,8 @@ class InProcesses:
     def submit(self, function, *args):
         from concurrent.futures import Future
 
-        return self.pool.submit(function, *[arg.result() if isinstance(arg, Future) else arg for arg in args])
+        done = [arg.result() if isinstance(arg, Future) else arg for arg in args]
+        return self.pool.submit(_run_unit, function, *done)
 
     def results(self, handles):
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -94,8 +117,11 @@ class InProcesses:
 
     def close(self):
         """Stop every unit still running (SIGTERM: a training unit saves its checkpoint) and wait for the
-        processes."""
+        processes; when every unit has finished, the processes are let go as the executor lets them, unsignalled."""
         processes = list((self.pool._processes or {}).values())  # the executor has no public way to stop its work
+        if not self.pool._pending_work_items:
+            self.pool.shutdown(wait=True)
+            return
         self.pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
