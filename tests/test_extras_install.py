@@ -33,6 +33,8 @@ while not state.is_terminal():
 print("returns", state.returns())
 """
 
+RLLIB = "import ray.rllib, snipsnap_env.rllib\nsnipsnap_env.rllib.env(num_players=3).reset(seed=0)"
+
 #: per extra: whether it needs torch (installed first, pinned), and the commands that must pass in its venv
 EXTRAS = {
     "train": (True, [
@@ -53,7 +55,7 @@ EXTRAS = {
         ("examples/torchrl_ppo.py", "--frames", "500", "--frames-per-batch", "250", "--eval-deals", "100",
          "--players", "3"),
     ]),
-    "rllib": (True, [("-c", "import ray.rllib, snipsnap_env.rllib\nsnipsnap_env.rllib.env(num_players=3).reset(seed=0)")]),
+    "rllib": (True, [("-c", RLLIB)]),
     "docs": (False, [("-m", "mkdocs", "build", "--strict", "--site-dir", "site")]),
     "dev": (False, [("-m", "pytest", "--version"), ("-m", "ruff", "--version"), ("-c", "import selenium, pyspiel")]),
 }
