@@ -10,6 +10,8 @@ from __future__ import annotations
 from .base import Policy
 from .pimc import PIMC
 from .scripted import SCRIPTED, Control, FewestCopies, MostCopies, RandomCard, RandomPolicy
+from .spec import is_spec
+from .spec import load as load_spec
 
 _REGISTRY = {cls.name: cls for cls in (*SCRIPTED, PIMC)}  # a new scripted agent: agents.scripted.SCRIPTED
 
@@ -56,7 +58,13 @@ def learned() -> list[str]:
 
 
 def make(name: str, **kwargs) -> Policy:
-    """A policy by name; keyword arguments go to its constructor (``seed``, and ``path`` for ``ppo``)."""
+    """A policy by name; keyword arguments go to its constructor (``seed``, and ``path`` for ``ppo``). An agent of
+    your own by its spec, ``package.module:attr`` or ``path/to/file.py:attr`` (:mod:`agents.spec`; ``seed`` only)."""
+    if is_spec(name) and name.rpartition(":")[0] not in names():
+        unknown = set(kwargs) - {"seed"}
+        if unknown:
+            raise ValueError(f"agent {name!r}: an agent spec takes only seed=, not {', '.join(sorted(unknown))}")
+        return load_spec(name, seed=kwargs.get("seed"))
     if name in _LEARNED:
         return _LEARNED[name](**kwargs)
     if name not in _REGISTRY:

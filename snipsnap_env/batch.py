@@ -175,6 +175,20 @@ class BatchEnv:
             )
         return self._advance(batch_kernels.step_games, len(games), actions.astype(np.int64), active)
 
+    def use_deal_streams(self, seed: int, first_deal: int = 0) -> None:
+        """Give game ``b`` the random streams of deal ``first_deal + b`` of :func:`play_given_deals` with ``seed``:
+        the seats :meth:`choose_leads` plays then draw what they draw there (set after :meth:`reset`)."""
+        batch_kernels.seat_deal_streams(seed_streams(seed, 1)[0], int(first_deal), self.games.rng)
+
+    def choose_leads(self, games: np.ndarray, policy: str) -> np.ndarray:
+        """The leads the kernel policy ``policy`` (a name in :data:`~snipsnap_env.kernel.POLICIES`) makes for the
+        seat to act in each of ``games``, each from that seat's own stream (the games are not stepped)."""
+        games = np.asarray(games, np.int64)
+        leads = np.empty(len(games), np.int64)
+        codes = np.full(len(games), policy_codes([policy])[0], np.int64)
+        batch_kernels.choose_leads_games(len(games), games, codes, self._rule_codes, self.games.state, leads)
+        return leads
+
     def play_others(self, learns: np.ndarray, policies: np.ndarray):
         """Play, in every game, the seats that do not learn (``learns`` (B, N) bool), each real lead by its kernel
         policy ``policies[b, seat]`` (:data:`~snipsnap_env.kernel.POLICIES` codes) with the seat's own random
@@ -235,10 +249,11 @@ def play_given_deals(owners, dealers, policies, rules, seed=0) -> np.ndarray:
     return chips
 
 
-def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_index) -> np.ndarray:
+def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_index, in_kernel=()) -> np.ndarray:
     """Play every deal of ``env`` (dealt, at ``start = (obs, mask)``) to its end; return the chips of the seat
     ``seats[b]`` in each. ``lead(env, rows, obs, mask)`` chooses that seat's leads in games ``rows``;
-    ``opponents[opponent_index[b, s]]`` leads for seat ``s`` elsewhere."""
+    ``opponents[opponent_index[b, s]]`` leads for seat ``s`` elsewhere — by ``act_batch``, or, where
+    ``in_kernel[i]`` names its kernel policy, by :meth:`BatchEnv.choose_leads` from the seat's own stream."""
     obs, mask = start
     games = len(seats)
     finished = np.zeros(games, bool)
@@ -255,7 +270,10 @@ def play_seated(env: BatchEnv, start, seats, lead, opponents: list, opponent_ind
         for index, policy in enumerate(opponents):
             sel = live & ~mine & (theirs == index)
             if sel.any():
-                actions[sel] = policy.act_batch(obs[sel], mask[sel])
+                kernel = in_kernel[index] if index < len(in_kernel) else None
+                actions[sel] = env.choose_leads(np.flatnonzero(sel), kernel) if kernel else policy.act_batch(
+                    obs[sel], mask[sel]
+                )
         obs, mask, _, dones, infos = env.step(actions, active=live)
         ended = dones & live
         chips[ended] = infos["deal_score"][ended, seats[ended]]

@@ -103,6 +103,17 @@ def play_others_games(learns, policies, rewards, reported, ended, winners, final
 
 
 @by_work
+def choose_leads_games(rows, policies, rules, state, leads):
+    """``leads[i]``: the lead of the seat to act in game ``rows[i]`` by its kernel policy ``policies[i]``, drawn
+    from the seat's own stream as :func:`~snipsnap_env.kernel.play_out` draws it (the game is not stepped)."""
+    holding, hand_size, played, public, deal_score, rng = state
+    for i in numba.prange(rows.shape[0]):
+        b = rows[i]
+        seat = public[b, TO_ACT]
+        leads[i] = choose_lead(holding[b], played[b], seat, policies[i], rng[b], 1 + seat, rules)
+
+
+@by_work
 def observe_games(seats, template, rules, state, obs, mask):
     """``obs``/``mask`` of ``seats[b]`` in every game ``b``."""
     holding, hand_size, played, public, deal_score, _ = state
@@ -127,6 +138,14 @@ def deal_streams(stream, d, rng):
     for i in range(1 + num_players):
         rng[i] = stream ^ (np.uint64(d * (1 + num_players) + i) * np.uint64(0xD1B54A32D192ED03))
         uniform(rng[i : i + 1])
+
+
+@numba.njit(cache=True, nogil=True)
+def seat_deal_streams(stream, first_deal, rng):
+    """Each game ``b``'s streams (``rng[b]``: the deal's and one per seat) those of deal ``first_deal + b`` in
+    :func:`play_given_deals_kernel`: given deals then draw as they draw there."""
+    for b in range(rng.shape[0]):
+        deal_streams(stream, first_deal + b, rng[b])
 
 
 @by_work

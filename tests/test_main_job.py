@@ -53,8 +53,9 @@ def test_a_finished_run_is_reused_only_by_the_code_that_trained_it(tmp_path, mon
     argv = SMOKE + ["--total-timesteps", "256", "--runs", str(tmp_path), "--run-name", "r", "--no-progress"]
     train_ppo.main(argv)
     recorded = json.loads((tmp_path / "r" / "args.json").read_text())
-    assert recorded["code"] == code_version.code_version() and recorded["code"].startswith("sources ")
-    monkeypatch.setattr(code_version, "code_version", lambda: "sources 0123456789abcdef; torch 0.0")
+    assert recorded["code"] == code_version.code_version(recorded["opponents"])
+    assert recorded["code"].startswith("sources ")
+    monkeypatch.setattr(code_version, "code_version", lambda played=(): "sources 0123456789abcdef; torch 0.0")
     for again in (["--resume"], ["--total-timesteps", "512", "--resume"]):
         with pytest.raises(SystemExit):
             train_ppo.main(argv + again)

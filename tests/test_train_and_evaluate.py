@@ -263,13 +263,43 @@ def test_the_code_version_changes_with_any_source_that_shapes_a_run(tmp_path, mo
     source.mkdir()
     (source / "kernel.py").write_text("X = 1\n")
     monkeypatch.setattr(code_version, "SOURCES", (source,))
-    code_version.code_version.cache_clear()
+    code_version._code_version.cache_clear()
     before = code_version.code_version()
     (source / "kernel.py").write_text("X = 2\n")
-    code_version.code_version.cache_clear()
+    code_version._code_version.cache_clear()
     after = code_version.code_version()
-    code_version.code_version.cache_clear()
+    code_version._code_version.cache_clear()
     assert before != after and before.split(";")[1:] == after.split(";")[1:]  # the sources' part moved
+
+
+def test_a_scripted_agent_added_or_changed_moves_only_the_runs_that_play_it(tmp_path, monkeypatch):
+    """A class added to agents/scripted.py (and to its SCRIPTED list) leaves every run that does not name it as it
+    was; a change to an agent a run plays (most_copies: every run's) is a new run."""
+    from train.learn import code_version
+
+    original = code_version.SCRIPTED_FILE.read_text()
+    copy = tmp_path / "scripted.py"
+    monkeypatch.setattr(code_version, "SCRIPTED_FILE", copy)
+
+    def version(text: str, played=("control",)) -> str:
+        copy.write_text(text)
+        code_version._code_version.cache_clear()
+        return code_version._code_version(tuple(sorted({"random", "most_copies", *played})))
+
+    try:
+        plain = version(original)
+        new_class = '\nclass LowestRank(Policy):\n    name = "lowest_rank"\n\n\nSCRIPTED = ('
+        added = original.replace("\nSCRIPTED = (", new_class)
+        added = added.replace("SCRIPTED = (RandomPolicy,", "SCRIPTED = (LowestRank, RandomPolicy,")
+        assert added != original and version(added) == plain
+        changed = original.replace('name = "most_copies"', 'name = "most_copies"  # changed')
+        assert version(changed) != plain
+        assert version(original.replace('name = "control"', 'name = "control"  # changed')) != plain  # it plays it
+        assert version(original.replace('name = "control"', 'name = "control"  # x'), played=()) == version(
+            original, played=()
+        )  # a run that does not play control
+    finally:
+        code_version._code_version.cache_clear()
 
 
 def test_a_person_can_play_a_deal_in_the_terminal(capsys):

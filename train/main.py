@@ -35,7 +35,7 @@ def benchmark_key(model: Path, deals: int) -> dict:
     plays and measures (the sources behind training's code version, this job's own file, the libraries)."""
     return {
         "model_sha256": sha256(model),
-        "code": code_version(),
+        "code": code_version(CANDIDATES),
         "main": sha256(Path(__file__)),
         "deals": deals,
         "candidates": CANDIDATES,

@@ -60,7 +60,8 @@ def run_settings(args) -> dict:
     from .code_version import code_version
 
     files = opponent_files(args)
-    return dataclasses.asdict(args) | ({"model_files": files} if files else {}) | {"code": code_version()}
+    played = (*args.opponents, *args.teacher_opponents, args.rollout_policy, args.teacher.partition(":")[0])
+    return dataclasses.asdict(args) | ({"model_files": files} if files else {}) | {"code": code_version(played)}
 
 
 @dataclass

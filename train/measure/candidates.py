@@ -4,13 +4,15 @@ their names, checked before any work, and the model files behind them, by SHA-25
 from __future__ import annotations
 
 import agents
+from agents.spec import is_spec
 from snipsnap_env.kernel import POLICIES
 
 from ..runner.cli import MAX_WORLDS, rollout_count
 
 
 def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_model: bool = False):
-    """``name``, ``ppo:path/to/model.zip`` or ``pimc:<samples>``; pimc models the opponents as they play
+    """``name``, ``ppo:path/to/model.zip``, ``pimc:<samples>`` or an agent spec (``package.module:attr``,
+    ``path/to/file.py:attr``: :mod:`agents.spec`); pimc models the opponents as they play
     when they are one policy the kernel plays, else as random. ``trust_model`` lets ``ppo:`` load a
     Stable-Baselines3 zip (which runs the file's pickled code)."""
     name, colon, option = spec.partition(":")
@@ -28,8 +30,13 @@ def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_
             )
         model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
         return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
+    if is_spec(spec):  # an agent of the user's own: package.module:attr or path/to/file.py:attr
+        return agents.make(spec, seed=seed)
     if colon:
-        raise ValueError(f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option")
+        raise ValueError(
+            f"candidate {spec!r}: only ppo:<model.zip> and pimc:<samples> take an option; an agent of your own is "
+            "package.module:attr or path/to/file.py:attr"
+        )
     return agents.make(name, seed=seed)
 
 

@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+from agents.spec import as_policy
 from snipsnap_env.rules import check_num_players, check_rules_spec
 
 from ..runner.cli import deal_count, short_name
@@ -85,12 +86,17 @@ def evaluate_policy(
     quiet: bool = False,
 ) -> Row:
     """``policy`` (any :class:`agents.base.Policy`, e.g. a :class:`agents.base.FunctionPolicy` around another
-    library's network) and ``reference`` on the same paired deals against ``opponents``: the policy's row, whose
-    ``diff_vs_reference`` is its gain over ``reference`` in its seat. The seed is one no committed table uses."""
+    library's network; a callable ``obs -> action``; or a name or spec, as the jobs take them) and ``reference``
+    on the same paired deals against ``opponents`` (a pool, as ``--opponents`` names it: one drawn per seat per
+    deal): the policy's row, whose ``diff_vs_reference`` is its gain over ``reference`` in its seat, the number
+    ``python -m train.evaluate`` gives. The seed is one no committed table uses."""
     check_num_players(num_players)
     deal_count.check("deals", deals)
-    opponents = (opponents,) * (num_players - 1) if isinstance(opponents, str) else tuple(opponents)
+    opponents = (opponents,) if isinstance(opponents, str) else tuple(opponents)  # a pool, as --opponents names it
+    if isinstance(policy, str):  # a name or a spec, as the jobs take it
+        policy = make_candidate(policy, seed, opponents)
     name = getattr(policy, "name", "policy")
+    policy = as_policy(policy, name)
     policies = {name: policy, reference: make_candidate(reference, seed, opponents)}
     tables, _ = _measure(policies, list(opponents), num_players, rules, deals, seed, (reference,), 8192, quiet, 0)
     return next(row for row in tables[0] if row.name == name)

@@ -82,14 +82,19 @@ MAX_RANKS = 6  #: a deck larger than this is never counted (its matrices number 
 
 
 def count_worlds(num_players: int, rules, limit: int = MAX_WORLDS) -> int:
-    """The holdings matrices over every dealer: the size of the enumeration (past ``MAX_RANKS``, not counted:
-    ``limit + 1``, one past what a walk takes — this one's ``MAX_WORLDS`` by default)."""
+    """The holdings matrices over every dealer: the size of the enumeration, counted up to one past ``limit`` (what a
+    walk takes: this one's ``MAX_WORLDS`` by default); past ``MAX_RANKS`` not counted at all."""
     rules = make_rules(rules)
     if rules.ranks > MAX_RANKS:
         return limit + 1
-    return sum(
-        sum(1 for _ in holdings(hand_sizes(num_players, rules.deck_size, d), rules.ranks)) for d in range(num_players)
-    )
+    total = 0
+    for dealer in range(num_players):  # stops one past the limit: a deck too large is refused in a moment
+        left = limit + 1 - total
+        dealt_here = holdings(hand_sizes(num_players, rules.deck_size, dealer), rules.ranks)
+        total += sum(1 for _ in itertools.islice(dealt_here, left))
+        if total > limit:
+            return total
+    return total
 
 
 class NoExactAnswer(ValueError):
@@ -209,10 +214,10 @@ def best_response_value(policy, num_players: int, rules="scarne:ranks=3", seat: 
     positions); :class:`DeckTooLarge` if the deck is too large to enumerate (``MAX_WORLDS`` matrices)."""
     rules = make_rules(rules)
     check_table(rules, num_players)
-    if (worlds := count_worlds(num_players, rules)) > MAX_WORLDS:
+    if count_worlds(num_players, rules) > MAX_WORLDS:
         raise DeckTooLarge(
-            f"{worlds:,} holdings matrices at {num_players} players with a deck of {rules.ranks} ranks: more than the "
-            f"{MAX_WORLDS:,} an exact best response enumerates; use a smaller deck (rules <preset>:ranks=<k>)"
+            f"over {MAX_WORLDS:,} holdings matrices at {num_players} players with a deck of {rules.ranks} ranks: more "
+            f"than the {MAX_WORLDS:,} an exact best response enumerates; use a smaller deck (rules <preset>:ranks=<k>)"
         )
     best_values, target_values = [], []
     for dealer in range(num_players):

@@ -61,7 +61,7 @@ def check_exact(opponents, num_players: int, rules) -> None:
     check_table(rules, num_players)
     worlds = count_worlds(num_players, rules, limit=MAX_WORLDS)
     if worlds > MAX_WORLDS:
-        shown = f"{worlds:,}" if rules.ranks <= MAX_RANKS else "tens of millions of"
+        shown = f"over {MAX_WORLDS:,}" if rules.ranks <= MAX_RANKS else "tens of millions of"  # counting stopped
         raise DeckTooLarge(
             f"{shown} holdings matrices at {num_players} players with a deck of {rules.ranks} ranks: more than the "
             f"{MAX_WORLDS:,} the exact walk takes; use a smaller deck (--rules <preset>:ranks=<k>)"

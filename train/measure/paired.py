@@ -84,6 +84,7 @@ def play_paired(
             rules,
             on_lead,
             part.start,
+            seed,
         )
         if progress is not None:
             progress(part.stop - part.start)
@@ -122,16 +123,23 @@ def play_candidates(
 
 
 def _play_chunk(candidate, opponents, owners, dealers, seats, opponent_index, num_players, rules, on_lead=None,
-                first_deal=0):  # fmt: skip
+                first_deal=0, seed=0):  # fmt: skip
+    """The chunk's deals played lead by lead: the policies the kernel plays draw from the deals' own per-seat
+    streams (those of :func:`play_given_deals` with ``seed``), so they play as they would in whole-deal play, and
+    a candidate played here meets the opponents it would meet there, however many of them share the pool."""
     env = BatchEnv(len(seats), num_players, rules=rules)
+    start = env.reset(owners=owners, dealers=dealers)
+    env.use_deal_streams(seed, first_deal)
+    own = kernel_policy(candidate)
 
     def lead(env, rows, obs, mask):
-        actions = candidate.act_batch(obs, mask)
+        actions = env.choose_leads(rows, own) if own else candidate.act_batch(obs, mask)
         if on_lead is not None:
             on_lead(env, rows, obs, mask, actions, first_deal + rows)
         return actions
 
-    return play_seated(env, env.reset(owners=owners, dealers=dealers), seats, lead, opponents, opponent_index)
+    in_kernel = [kernel_policy(policy) for policy in opponents]
+    return play_seated(env, start, seats, lead, opponents, opponent_index, in_kernel)
 
 
 @dataclass

@@ -24,7 +24,7 @@ import numpy as np
 from agents.kernel_seats import NOT_PLAYED, kernel_codes
 from snipsnap_env import training_signal
 from snipsnap_env.batch import BatchEnv
-from snipsnap_env.kernel import POLICIES
+from snipsnap_env.kernel import POLICIES, kernel_policy
 from snipsnap_env.observation import table_template
 
 STAND_IN = POLICIES.index("most_copies")  # the rollouts' player for one the kernel does not play
@@ -53,7 +53,7 @@ def play_reduced(candidate, opponents: list, deals, rules: str, samples: int, se
     for start in range(0, num_deals, chunk):
         part = slice(start, min(start + chunk, num_deals))
         plain[part], correction = _play_chunk(
-            candidate, opponents, deals, part, rules, samples, codes, nets, rollout_seeds
+            candidate, opponents, deals, part, rules, samples, codes, nets, rollout_seeds, seed
         )
         reduced[part] = plain[part] + correction
         if progress is not None:
@@ -61,11 +61,12 @@ def play_reduced(candidate, opponents: list, deals, rules: str, samples: int, se
     return plain, reduced
 
 
-def _play_chunk(candidate, opponents, deals, part, rules, samples, codes, nets, rollout_seeds):
+def _play_chunk(candidate, opponents, deals, part, rules, samples, codes, nets, rollout_seeds, seed):
     seats, index = deals.seats[part], deals.opponent_index[part]
     games, num_players = index.shape
     env = BatchEnv(games, num_players, rules=rules)
     obs, mask = env.reset(owners=deals.owners[part], dealers=deals.dealers[part])
+    env.use_deal_streams(seed, part.start)  # kernel policies draw as in play_paired: the plain chips are its chips
     template = table_template(env.rules, num_players).astype(np.float32)
     rows = np.arange(games)
     # who plays each seat: 0 the candidate, 1 + i opponent i; and each seat's rollout code
@@ -74,6 +75,7 @@ def _play_chunk(candidate, opponents, deals, part, rules, samples, codes, nets, 
     chips, correction = np.zeros(games), np.zeros(games)
     finished = np.zeros(games, bool)
     everyone = [candidate, *opponents]
+    in_kernel = [kernel_policy(policy) for policy in everyone]
     while not finished.all():
         live = ~finished
         acting = player[rows, env.to_act]
@@ -84,7 +86,8 @@ def _play_chunk(candidate, opponents, deals, part, rules, samples, codes, nets, 
             sel = np.flatnonzero(live & (acting == who))
             if not sel.size:
                 continue
-            actions[sel] = policy.act_batch(obs[sel], mask[sel])
+            kernel = in_kernel[who]
+            actions[sel] = env.choose_leads(sel, kernel) if kernel else policy.act_batch(obs[sel], mask[sel])
             p = policy.lead_probabilities(obs[sel], mask[sel])
             if p is not None:
                 chance = p.max(axis=1) < 1.0  # a draw among several leads: a term to add
