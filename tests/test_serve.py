@@ -351,3 +351,14 @@ def test_docs_play_describes_every_route_and_every_field_of_the_json_api(client)
     step_event = state["steps"][0]["events"][0]
     for key in [*state, *state["table"], *state["steps"][0], *step_event]:
         assert f"`{key}`" in section, key
+
+
+def test_an_agent_of_your_own_is_offered_and_seated(tmp_path):
+    (tmp_path / "mine.py").write_text("def agent(observation):\n    return int(observation['action_mask'].argmax())\n")
+    spec = f"{tmp_path}/mine.py:agent"
+    client = create_app("127.0.0.1", (spec,)).test_client()
+    assert spec in client.get("/").get_data(as_text=True)
+    state = client.post("/api/games", json={"players": 3, "opponents": [spec], "seed": 2}).get_json()
+    assert state["opponents"] == [spec] and state["steps"], state
+    refused = create_app().test_client().post("/api/games", json={"players": 3, "opponents": [spec]})
+    assert refused.status_code == 400  # only a server started with --agents offers it

@@ -2,6 +2,7 @@
 
     python -m train.serve                     # then open http://127.0.0.1:8000
     python -m train.serve --port 8080 --host 0.0.0.0
+    python -m train.serve --agents my_agent.py:agent         # offer an agent of your own as an opponent
 
 The page picks the table size, rules and opponents; you see your own hand and click a rank to lead; forced
 plays and the agents' turns happen by themselves and are shown step by step, with the calls, penalties and
@@ -186,14 +187,14 @@ AGENTS_SLOT = "<!-- agents: the server writes agents.names() here -->"
 PRESET_SLOT = "<!-- presets: the server writes one option per rules preset here, from snipsnap_env.rules.PRESETS -->"
 
 
-def page_html() -> str:
+def page_html(offered=OPPONENTS) -> str:
     """The table's page, its rules list filled from ``PRESETS`` (declared once, in snipsnap_env.rules) and its
-    agents from the registry (``agents.names()``)."""
+    agents from the registry (``agents.names()``) and the agents of your own the server was started with."""
     options = "".join(f"<option>{name}</option>" for name in PRESETS)
-    return PAGE.read_text().replace(PRESET_SLOT, options).replace(AGENTS_SLOT, ", ".join(OPPONENTS))
+    return PAGE.read_text().replace(PRESET_SLOT, options).replace(AGENTS_SLOT, ", ".join(offered))
 
 
-def new_game_settings(body) -> dict:
+def new_game_settings(body, offered=OPPONENTS) -> dict:
     """The settings of ``POST /api/games``, checked: every problem named."""
     if body is None:
         body = {}
@@ -212,9 +213,9 @@ def new_game_settings(body) -> dict:
     if (
         not isinstance(opponents, list)
         or not 1 <= len(opponents) <= MAX_PLAYERS
-        or not all(isinstance(o, str) and o in OPPONENTS for o in opponents)
+        or not all(isinstance(o, str) and o in offered for o in opponents)
     ):
-        raise BadRequest(f"opponents got {shown(opponents)}; allowed: a list of 1 to 8 of {', '.join(OPPONENTS)}")
+        raise BadRequest(f"opponents got {shown(opponents)}; allowed: a list of 1 to 8 of {', '.join(offered)}")
     seat = body.get("seat", 0)
     if type(seat) is not int or not 0 <= seat < players:
         raise BadRequest(f"seat got {shown(seat)}; allowed: a seat from 0 to {players - 1}")
@@ -264,10 +265,11 @@ def _same_address(name: str | None, address: str) -> bool:
         return False
 
 
-def create_app(host: str = "127.0.0.1"):
+def create_app(host: str = "127.0.0.1", own_agents=()):
     """The Flask app (Flask comes with the ``web`` extra; only the server needs it). Served on a loopback
     ``host``, it answers only requests addressed to a loopback name (and to its port, once ``app.config["PORT"]``
-    says it); on any other address the person chose to serve the network, and every Host is answered."""
+    says it); on any other address the person chose to serve the network, and every Host is answered.
+    ``own_agents``: specs of agents of your own (agents.spec), offered beside the registry's."""
     from flask import Flask, jsonify, request
     from werkzeug.exceptions import HTTPException
 
@@ -290,6 +292,7 @@ def create_app(host: str = "127.0.0.1"):
     games: OrderedDict[str, TableGame] = OrderedDict()  # least recently touched first
     lock = threading.Lock()
     make_agent = SharedAgents()
+    offered = (*OPPONENTS, *own_agents)
     app.config["games"] = games  # (tests read the engine's side of a game here)
 
     def find(game_id: str) -> TableGame:
@@ -336,11 +339,11 @@ def create_app(host: str = "127.0.0.1"):
 
     @app.get("/")
     def page():
-        return page_html(), 200, {"Content-Type": "text/html; charset=utf-8"}
+        return page_html(offered), 200, {"Content-Type": "text/html; charset=utf-8"}
 
     @app.post("/api/games")
     def new_game():
-        settings = new_game_settings(json_body())
+        settings = new_game_settings(json_body(), offered)
         try:
             game = TableGame(**settings, make_agent=make_agent)
         except (ValueError, FileNotFoundError, ImportError) as error:  # e.g. ppo without the train extra
@@ -397,6 +400,8 @@ def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, __name__)
     job.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
     job.add_argument("--port", type=port, default=8000, help="port to listen on (0: any free port)")
+    job.add_argument("--agents", nargs="+", default=[], metavar="SPEC",
+                     help="agents of your own to offer as opponents: package.module:attr or path/to/file.py:attr")  # fmt: skip
     return job
 
 
@@ -405,6 +410,11 @@ def check(args) -> Plan:
     a refusal, not a server that fails to start)."""
     require("web", "flask", "waitress")
     from waitress import create_server
+
+    for spec in args.agents:  # made once here: a bad spec is refused before the port is taken
+        if not agents.is_spec(spec):
+            raise Refusal(f"--agents {spec!r}: an agent of your own is package.module:attr or path/to/file.py:attr")
+        agents.make(spec, seed=0)
 
     address = bound_address(args.host)
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
@@ -418,7 +428,7 @@ def check(args) -> Plan:
         raise Refusal(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
 
     def work(_) -> None:
-        app = create_app(args.host)
+        app = create_app(args.host, tuple(args.agents))
         # waitress reads each request without a thread (a client that sends half a request holds no thread) and
         # drops a connection idle for CLIENT_TIMEOUT; its few threads only run whole requests
         server = create_server(app, sockets=[listening], threads=THREADS, channel_timeout=CLIENT_TIMEOUT,
@@ -435,7 +445,7 @@ def check(args) -> Plan:
     return Plan(work, close=listening.close, kept="the server has stopped (its games live in memory only)")
 
 
-JOB = Job(parser, check, example=("--port", "0"))  # it serves until Ctrl-C or SIGTERM
+JOB = Job(parser, check, example=("--port", "0"), agents=("agents",))  # it serves until Ctrl-C or SIGTERM
 main = JOB.main
 
 

@@ -89,6 +89,8 @@ def results_folder(out, job: str, settings: dict, overwrite: bool = False, argv:
     path = Path(out) if out else default_out(job, settings)
     started = time.perf_counter()
     record = provenance(job, argv)
+    if settings.get("models"):  # the files behind its agents (models and agents of the user's own), by SHA-256
+        record["models"] = settings["models"]
     folder = RunFolder(
         path, settings, resume=not overwrite, overwrite=overwrite, job=job, name_flag="--out", resume_may_start=True
     )
