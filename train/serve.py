@@ -400,8 +400,10 @@ def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, __name__)
     job.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
     job.add_argument("--port", type=port, default=8000, help="port to listen on (0: any free port)")
-    job.add_argument("--agents", nargs="+", default=[], metavar="SPEC",
-                     help="agents of your own to offer as opponents: package.module:attr or path/to/file.py:attr")  # fmt: skip
+    job.add_argument(
+        "--agents", nargs="+", default=[], metavar="SPEC",
+        help="agents of your own to offer as opponents: package.module:attr or path/to/file.py:attr",
+    )  # fmt: skip
     return job
 
 
