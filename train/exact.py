@@ -21,7 +21,7 @@ import json
 
 from .measure.candidates import made, model_files
 from .measure.exact import count_worlds
-from .measure.exact_tree import exact_agent_values, probabilities
+from .measure.exact_tree import check_has_exact_value, exact_agent_values
 from .measure.exact_walk import check_exact
 from .runner.cli import add_flag, add_job_flags, new_parser, progress_bar, refuse_repeats
 from .runner.job import Job, Plan, Refusal
@@ -53,11 +53,7 @@ def check(args) -> Plan:
         raise Refusal(f"--seat got {args.seat}; allowed: a seat from 0 to {args.players - 1}")
     policies = made([REFERENCE, *args.candidates], args.trust_model, [(args.rules, args.players)])
     for spec in args.candidates:  # a search has no distribution: refused now, not after the walk
-        probe = policies[spec]
-        try:
-            probabilities(probe, *_first_leads(args.players, args.rules), spec)
-        except ValueError as error:
-            raise Refusal(f"{spec}: {error}") from None
+        check_has_exact_value(policies[spec], spec, args.players, args.rules)
     settings = {key: getattr(args, key) for key in ("candidates", "opponents", "players", "rules", "seat")}
     settings["models"] = model_files(policies)
 
@@ -77,15 +73,6 @@ def check(args) -> Plan:
         return document
 
     return Plan(work, settings, args.out, args.overwrite)
-
-
-def _first_leads(players: int, rules: str):
-    """A few real choices of a deal's first leads at this table: what a candidate is probed on before the walk."""
-    from snipsnap_env.batch import BatchEnv
-
-    obs, mask = BatchEnv(64, players, rules=rules, seed=0).reset()
-    choosing = mask.sum(axis=1) > 1
-    return obs[choosing], mask[choosing]
 
 
 def results(values: dict, how: dict, candidates) -> dict:

@@ -10,6 +10,7 @@ many times its PPO steps), side by side.
     python -m train.seeds --budgets 1 4 16 --deals 100000 --references random ppo
     python -m train.seeds --recipe default "wide=--rank-head 64 128" --workers 2   # two recipes, two processes
     python -m train.seeds --rules scarne:ranks=4 --players 3 --optimum      # beside the exact best lead policy
+    python -m train.seeds --rules scarne:ranks=4 --players 3 --exact        # every model valued exactly
     python -m train.seeds --ray ADDRESS                                     # the units as tasks of a Ray cluster
 
 A unit is one seed's training and evaluation, a reference's evaluation at one size, or the exact optimum at one
@@ -65,10 +66,24 @@ class Evaluation:
     rules: str
     deals: int
     seed: int
+    exact: bool = False  # every model and reference valued exactly over the small deck's deals, not on sampled ones
+
+    def record(self) -> dict:
+        """As the settings hold it (``exact`` only where set: the folders of sampled evaluations keep their keys)."""
+        return {key: value for key, value in dataclasses.asdict(self).items() if key != "exact" or value}
 
 
 def gains(policies: dict, evaluation: Evaluation, players: int) -> dict:
-    """Each policy's gain over most_copies (and chips) on the evaluation's deals at ``players``, with 95% CIs."""
+    """Each policy's gain over most_copies (and chips) on the evaluation's deals at ``players``, with 95% CIs; with
+    ``evaluation.exact``, the exact values over every deal of the small deck (CIs 0)."""
+    if evaluation.exact:
+        from .measure.exact_tree import exact_agent_values
+
+        others = {name: policy for name, policy in policies.items() if name != REFERENCE}
+        values, _ = exact_agent_values(others | {REFERENCE: policies[REFERENCE]}, evaluation.opponents[0], players,
+                                       evaluation.rules)  # fmt: skip
+        return {name: {"gain": values[name] - values[REFERENCE], "gain_ci95": 0.0, "chips": values[name],
+                       "chips_ci95": 0.0} for name in policies}  # fmt: skip
     pool = list(evaluation.opponents)
     paired = PairedDeals.draw(evaluation.deals, players, len(pool), evaluation.seed, evaluation.rules)
     chips = play_candidates(policies, pool, paired, evaluation.rules, evaluation.seed)
@@ -159,6 +174,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add the exact best lead policy against the opponents' table (a small deck: --rules <preset>:ranks=K)",
     )
+    job.add_argument(
+        "--exact",
+        action="store_true",
+        help="value every model and reference exactly over every deal of the small deck (train.measure.exact_tree) "
+        "instead of on --deals sampled ones; implies --optimum",
+    )
     job.add_argument("--bootstrap-seed", type=seed_value, default=0, help="seed of the bootstrap's resamples")
     add_flag(job, "runs")
     add_ray_flags(job)
@@ -178,21 +199,26 @@ def check(flags) -> Plan:
     runs = str(Path(flags.runs).resolve())  # the same folder for a unit in another process or on a Ray worker
     # each seed's training settings, built and checked once: the units train exactly what the settings key
     trainings = {(arm.name, s): arm.args(flags.rules, s, runs) for arm in arms for s in flags.seeds}
-    evaluation = Evaluation(tuple(flags.players), tuple(flags.opponents), flags.rules, flags.deals, flags.seed)
+    flags.optimum = flags.optimum or flags.exact
+    evaluation = Evaluation(tuple(flags.players), tuple(flags.opponents), flags.rules, flags.deals, flags.seed,
+                            flags.exact)  # fmt: skip
     references = tuple(name for name in flags.references if name != REFERENCE)
     tables = [(flags.rules, n) for n in flags.players]
     models = made([*references, *flags.opponents], flags.trust_model, tables)
     if flags.optimum:
+        from .measure.exact_tree import check_has_exact_value
         from .measure.exact_walk import check_exact
 
         for n in flags.players:
             check_exact(flags.opponents, n, flags.rules)
+            for name in references if flags.exact else ():
+                check_has_exact_value(models[name], name, n, flags.rules)
     require_ray(flags)
     settings = {
         "arms": {a.name: {"flags": list(a.recipe.flags), "budget": a.budget,
                           "runs": [trainings[a.name, s].run_name for s in flags.seeds]} for a in arms},
         "seeds": list(flags.seeds),
-        "evaluation": dataclasses.asdict(evaluation),
+        "evaluation": evaluation.record(),
         "references": list(references),
         "optimum": flags.optimum,
         "bootstrap_seed": flags.bootstrap_seed,

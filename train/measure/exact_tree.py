@@ -230,6 +230,16 @@ def probabilities(policy, obs: np.ndarray, mask: np.ndarray, name: str) -> tuple
     return point, "its actions (deterministic: two seeds chose alike)"
 
 
+def check_has_exact_value(policy, name: str, players: int, rules) -> None:
+    """:class:`UnknownProbabilities` (a ValueError: a job's refusal) naming ``name`` where the agent has no exact value
+    (a search; a stochastic agent that gives no distribution), found on a few first leads before any walk."""
+    from snipsnap_env.batch import BatchEnv
+
+    obs, mask = BatchEnv(64, players, rules=rules, seed=0).reset()
+    choosing = mask.sum(axis=1) > 1
+    probabilities(policy, obs[choosing], mask[choosing], name)
+
+
 def exact_agent_values(policies: dict, table: str, num_players: int, rules, seat: int = 0, progress=None) -> dict:
     """Chips per deal in ``seat`` at a table of ``table`` players, the dealer uniform (averaged over the seat's
     positions, as :func:`train.measure.exact_walk.exact_values`): the optimum's and each of ``policies``' (name →

@@ -92,15 +92,22 @@ def _interval(record: dict, digits: int = 2) -> str:
     return f"{record['value']:+.{digits}f} [{record['low']:+.{digits}f}, {record['high']:+.{digits}f}]"
 
 
+def measured(evaluation: dict) -> str:
+    """How the models were measured, as the report's first line says it."""
+    if evaluation.get("exact"):
+        return "valued exactly over every deal of the deck (train.measure.exact_tree)"
+    return f"on the same {evaluation['deals']:,} held-out paired deals (seed {evaluation['seed']})"
+
+
 def format_markdown(settings: dict, document: dict) -> str:
     """A table per size: recipes (seeds, mean, range, IQM and interval), references, the optimum; then the
     probabilities of improvement."""
     evaluation = settings["evaluation"]
     lines = [
         f"Gain over most_copies in chips per deal: {counted(len(settings['seeds']), 'training seed')} "
-        f"({' '.join(map(str, settings['seeds']))}) per recipe, each model on the same {evaluation['deals']:,} "
-        f"held-out paired deals (seed {evaluation['seed']}), rules {evaluation['rules']}, opponents "
-        f"{'+'.join(evaluation['opponents'])}. IQM with its stratified-bootstrap 95% interval (rliable).",
+        f"({' '.join(map(str, settings['seeds']))}) per recipe, each model {measured(evaluation)}, rules "
+        f"{evaluation['rules']}, opponents {'+'.join(evaluation['opponents'])}. IQM with its stratified-bootstrap 95% "
+        "interval (rliable).",
         "",
     ]
     for n, entry in document["by_size"].items():
@@ -170,7 +177,8 @@ def plot_seeds(settings: dict, document: dict, folder) -> None:
         ax.set_title(f"{n} players", fontsize=9)
     axes[0][0].set_ylabel("gain over most_copies, chips per deal\n(seeds: dots; IQM and its 95% CI: bar)")
     evaluation = settings["evaluation"]
-    fig.suptitle(f"{counted(len(settings['seeds']), 'seed')} a recipe, {evaluation['deals']:,} paired deals, opponents "
+    shown = "exact values" if evaluation.get("exact") else f"{evaluation['deals']:,} paired deals"
+    fig.suptitle(f"{counted(len(settings['seeds']), 'seed')} a recipe, {shown}, opponents "
                  f"{'+'.join(evaluation['opponents'])}, {evaluation['rules']}", fontsize=9)  # fmt: skip
     fig.tight_layout()
     folder.write(folder.path / "seeds.png", lambda p: fig.savefig(p, dpi=110, format="png"))
