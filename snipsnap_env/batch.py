@@ -187,6 +187,7 @@ class BatchEnv:
         leads = np.empty(len(games), np.int64)
         codes = np.full(len(games), policy_codes([policy])[0], np.int64)
         batch_kernels.choose_leads_games(len(games), games, codes, self._rule_codes, self.games.state, leads)
+        leads[self.games.public[games, WINNER] >= 0] = PASS  # a deal over before any choice: its no-op (observe)
         return leads
 
     def play_others(self, learns: np.ndarray, policies: np.ndarray):

@@ -68,14 +68,16 @@ def test_evaluate_policy_the_job_the_score_card_and_the_seeds_give_one_number(ki
     assert np.allclose(figures, figures[0], rtol=0, atol=1e-12), figures
 
 
+@pytest.mark.parametrize("rules, players", [("scarne", 5), ("scarne:ranks=3", 3), ("pairs", 4)])
 @pytest.mark.parametrize("name", ["most_copies", "random", "fewest_copies", "random_card"])
-def test_a_kernel_agent_played_lead_by_lead_gives_its_whole_deal_chips(name):
+def test_a_kernel_agent_played_lead_by_lead_gives_its_whole_deal_chips(name, rules, players):
     """The lead-by-lead path (which every Python-played agent takes) and the kernel's whole deals agree deal by
-    deal for the agents the kernel plays, however many opponents share the pool."""
-    deals = PairedDeals.draw(1500, 5, 2, 11)
+    deal for the agents the kernel plays, however many opponents share the pool (on a small deck too, where a deal
+    can end before anyone chooses)."""
+    deals = PairedDeals.draw(1500, players, 2, 11, rules)
     pool = lambda: [agents.make("random", seed=1), agents.make("most_copies", seed=2)]  # noqa: E731
-    whole = play_paired(agents.make(name, seed=0), pool(), deals, "scarne", seed=11)
-    by_lead = play_paired(agents.make(name, seed=0), pool(), deals, "scarne", seed=11, on_lead=lambda *a: None)
+    whole = play_paired(agents.make(name, seed=0), pool(), deals, rules, seed=11)
+    by_lead = play_paired(agents.make(name, seed=0), pool(), deals, rules, seed=11, on_lead=lambda *a: None)
     assert np.array_equal(whole, by_lead)
 
 

@@ -194,3 +194,25 @@ def test_a_unit_killed_midway_resumes_on_the_rerun_and_the_table_is_an_uninterru
                             "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert whole.returncode == 0, whole.stderr[-3000:]
     assert (out / "results.json").read_bytes() == (tmp_path / "whole" / "results.json").read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_with_exact_every_model_is_valued_exactly_and_kept(tmp_path):
+    """--exact: each seed's gain is its kept model's exact gain over most_copies (train.measure.exact_tree), the
+    references' too, and the optimum beside them."""
+    import agents
+    from train.measure.exact_tree import exact_agent_values
+
+    out = tmp_path / "exact"
+    command = [sys.executable, "-m", "train.seeds", "--recipe", seeds.TINY, "--seeds", "0", "--players", "3",
+               "--rules", "scarne:ranks=3", "--exact", "--references", "random", "--runs", str(tmp_path / "runs"),
+               "--out", str(out), "--no-progress"]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    entry = json.loads((out / "results.json").read_text())["by_size"]["3"]
+    model = agents.make("ppo", path=str(out / "models" / "tiny_s0.zip"))
+    values, _ = exact_agent_values({"m": model, "most_copies": agents.make("most_copies")}, "random", 3,
+                                   "scarne:ranks=3")  # fmt: skip
+    assert entry["recipes"]["tiny"]["seeds"] == [pytest.approx(values["m"] - values["most_copies"], abs=1e-12)]
+    assert "valued exactly over every deal of the deck" in (out / "results.md").read_text()
