@@ -66,8 +66,8 @@ def _import(spec: str, target: str):
         path = Path(target).expanduser()
         if not path.is_file():
             raise ValueError(f"agent {spec!r}: no such file {target}")
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        name = f"snipsnap_user_agent_{path.stem}_{digest}"  # a changed file is imported anew, under its own name
+        digest = hashlib.sha256(str(path.resolve()).encode() + b"\0" + path.read_bytes()).hexdigest()[:16]
+        name = f"snipsnap_user_agent_{path.stem}_{digest}"  # a changed (or other) file is imported anew, as its own
         if name in sys.modules:
             return sys.modules[name]
         found = importlib.util.spec_from_file_location(name, path)

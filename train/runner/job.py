@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from agents.spec import AgentFailed
+
 from .cli import Terminated, command_line, on_sigterm
 from .faults import fault_of
 from .manifest import Refused
@@ -135,7 +137,8 @@ def run(job: Job, argv=None):
             for hook in work_started:
                 hook()
             return signals_kept(plan.work(folder), _name(parser), on_signal, ignored, deferred, received)
-    except Refused as error:  # found while opening the folder or working (a kept file that is not ours)
+    except (Refused, AgentFailed) as error:  # found while opening the folder or working (a kept file that is not
+        # ours; an agent of the user's own that raised or chose an illegal action mid-job: its results not written)
         parser.error(one_line(error))
     except KeyboardInterrupt as interrupt:
         print(f"\ninterrupted: {told()}", file=sys.stderr)
