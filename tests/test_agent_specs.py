@@ -115,8 +115,9 @@ def test_registry_options_are_not_specs():
 
 def test_a_job_refuses_a_bad_spec_before_any_folder(forms, tmp_path):
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "train.evaluate", "--candidates", f"{forms}:illegal", "--players", "3",
-                           "--deals", "40", "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    command = [sys.executable, "-m", "train.evaluate", "--candidates", f"{forms}:illegal", "--players", "3",
+               "--deals", "40", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "chose the illegal action 13" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
 
