@@ -28,14 +28,14 @@ from agents.spec import UserAgent
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.jit_cache import drop_if_sources_changed
-from snipsnap_env.kernel import POLICIES, PUBLIC, TO_ACT, opening_rank, play_set, rule_codes, settle, start_deal
+from snipsnap_env.kernel import POLICIES, PUBLIC, TO_ACT, opening_rank, rule_codes, start_deal
 from snipsnap_env.kernel_observe import observe
 from snipsnap_env.kernel_state import POT as POT_INDEX
 from snipsnap_env.observation import OBS_DIM, table_template
 from snipsnap_env.rules import make_rules
 
 from .exact import UnknownProbabilities, action_probabilities, dealt
-from .exact_walk import LAST, POT, PREVIOUS_PLAYED, TURNS, _lead_probabilities, check_exact
+from .exact_walk import LAST, POT, _lead_probabilities, check_exact, groups_of, play_led_set
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
 
@@ -51,7 +51,7 @@ def _collect(holding, hand_size, played, public, deal_score, carry, weight, seat
     Chips reached add weight × the seat's chips to ``chips[node, rank]`` of the choice above (``parent``, ``prank``),
     or to ``root[0]`` above the first. (One function that calls itself: numba's cache cannot hold two that call
     each other.)"""
-    worlds, n = holding.shape[0], holding.shape[1]
+    worlds = holding.shape[0]
     leader = public[0, TO_ACT]
     forced = opening_rank(played[0], rules)  # the deal's first lead with opening six: public
     probs = np.zeros((worlds, NUM_RANKS))
@@ -83,45 +83,26 @@ def _collect(holding, hand_size, played, public, deal_score, carry, weight, seat
         held, sizes, shown = holding[members], hand_size[members], played[members]
         seen, scores, carried = public[members], deal_score[members], carry[members]
         weights = weight[members] * probs[members, rank]
-        keys = np.full(members.size, -1, np.int64)  # −1: the deal ended
-        reached = 0.0
-        for w in range(members.size):
-            choices = 0  # a lead is a real choice (and joins the lead record) where the leader may lead two ranks
+        recorded = np.full(members.size, -1, np.int64)
+        for w in range(members.size):  # a lead joins the lead record where it was a real choice (two ranks held)
+            choices = 0
             for r in range(NUM_RANKS):
                 choices += held[w, leader, r] > 0
-            recorded = leader if forced < 0 and choices >= 2 else -1
-            before = held[w, :, rank].copy()
-            closer, last, previous, pot, turns, _, _, out = play_set(
-                held[w], sizes[w], shown[w], seen[w], scores[w], leader, rank, True, carried[w, LAST],
-                carried[w, PREVIOUS_PLAYED], carried[w, POT], carried[w, TURNS], recorded, 0, rules,
-            )  # fmt: skip
-            if out:
-                settle(scores[w], sizes[w], closer, pot, rules)
-                reached += weights[w] * scores[w, seat]
-                continue
-            carried[w, LAST], carried[w, PREVIOUS_PLAYED] = last, previous
-            carried[w, POT], carried[w, TURNS] = pot, turns
-            seen[w, TO_ACT] = closer
-            key = closer
-            for s in range(n):
-                key = key * 5 + before[s] - held[w, s, rank]
-            keys[w] = key
+            if forced < 0 and choices >= 2:
+                recorded[w] = leader
+        keys = np.empty(members.size, np.int64)
+        reached = play_led_set(held, sizes, shown, seen, scores, carried, weights, leader, rank, recorded, seat,
+                               rules, keys)  # fmt: skip
         if below < 0:
             root[0] += reached
         elif below < room:
             chips[below, below_rank] += reached
-        order = np.argsort(keys, kind="mergesort")
-        start = 0
-        while start < members.size:
-            end = start
-            while end < members.size and keys[order[end]] == keys[order[start]]:
-                end += 1
-            if keys[order[start]] >= 0:
-                group = order[start:end]
-                _collect(held[group], sizes[group], shown[group], seen[group], scores[group], carried[group],
-                         weights[group], seat, table, rules, template, below, below_rank, obs, mask, chips, parents,
-                         ranks, count, root)  # fmt: skip
-            start = end
+        order, starts = groups_of(keys)
+        for g in range(starts.size - 1):
+            group = order[starts[g] : starts[g + 1]]
+            _collect(held[group], sizes[group], shown[group], seen[group], scores[group], carried[group],
+                     weights[group], seat, table, rules, template, below, below_rank, obs, mask, chips, parents,
+                     ranks, count, root)  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True)

@@ -144,6 +144,49 @@ def _lead_probabilities(holding, played, seat, policy, rules, probs):
 
 
 @numba.njit(cache=True, nogil=True)
+def play_led_set(held, sizes, shown, seen, scores, carried, weights, leader, rank, recorded, seat, rules, keys):
+    """``rank`` led by ``leader`` in every world given (``recorded``: the leader joins the lead record, or −1 where
+    it does not: the walks that read no observation): returns Σ weight × ``seat``'s chips over the worlds whose deal
+    ended, and fills ``keys`` with what tells each other world's next node apart (who leads next, and each seat's
+    cards of the rank that the set showed), −1 where the deal ended."""
+    n = held.shape[1]
+    reached = 0.0
+    keys[:] = -1
+    for w in range(held.shape[0]):
+        before = held[w, :, rank].copy()
+        closer, last, previous, pot, turns, _, _, out = play_set(
+            held[w], sizes[w], shown[w], seen[w], scores[w], leader, rank, True, carried[w, LAST],
+            carried[w, PREVIOUS_PLAYED], carried[w, POT], carried[w, TURNS], recorded[w], 0, rules,
+        )  # fmt: skip
+        if out:
+            settle(scores[w], sizes[w], closer, pot, rules)
+            reached += weights[w] * scores[w, seat]
+            continue
+        carried[w, LAST], carried[w, PREVIOUS_PLAYED] = last, previous
+        carried[w, POT], carried[w, TURNS] = pot, turns
+        seen[w, TO_ACT] = closer
+        key = closer
+        for s in range(n):
+            key = key * 5 + before[s] - held[w, s, rank]
+        keys[w] = key
+    return reached
+
+
+@numba.njit(cache=True, nogil=True)
+def groups_of(keys):
+    """The worlds ``keys`` sorts into nodes: ``(order, starts)``, group ``g`` being ``order[starts[g]:starts[g +
+    1]]``, the ended deals' (key −1) left out."""
+    order = np.argsort(keys, kind="mergesort")
+    order = order[keys[order] >= 0]
+    starts = [0]
+    for i in range(1, order.size):
+        if keys[order[i]] != keys[order[i - 1]]:
+            starts.append(i)
+    starts.append(order.size)
+    return order, np.array(starts, np.int64) if order.size else np.zeros(1, np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
 def _node(holding, hand_size, played, public, deal_score, carry, weight, seat, table, own, rules):
     """Σ weight × the responder's chips from a lead on, over worlds it cannot tell apart (the same seat leads in
     all of them), the responder playing its best (``own`` = BEST) or by its policy, the others by ``table``.
@@ -151,7 +194,7 @@ def _node(holding, hand_size, played, public, deal_score, carry, weight, seat, t
     Each rank the leader may lead is played in the worlds where it may: a deal that ends adds its chips; the
     others, grouped by what the set showed (each seat's cards of the rank, and who leads next), walk on. (One
     function that calls itself: numba's cache cannot hold two that call each other.)"""
-    worlds, n = holding.shape[0], holding.shape[1]
+    worlds = holding.shape[0]
     leader = public[0, TO_ACT]
     best_response = leader == seat and own == BEST
     probs = np.zeros((worlds, NUM_RANKS))
@@ -167,39 +210,18 @@ def _node(holding, hand_size, played, public, deal_score, carry, weight, seat, t
         members = np.flatnonzero(probs[:, rank] > 0)
         if members.size == 0:
             continue
-        value = 0.0
         held, sizes, shown = holding[members], hand_size[members], played[members]
         seen, scores, carried = public[members], deal_score[members], carry[members]
         weights = weight[members] * probs[members, rank]
-        keys = np.full(members.size, -1, np.int64)  # −1: the deal ended
-        for w in range(members.size):
-            before = held[w, :, rank].copy()
-            closer, last, previous, pot, turns, _, _, out = play_set(
-                held[w], sizes[w], shown[w], seen[w], scores[w], leader, rank, True, carried[w, LAST],
-                carried[w, PREVIOUS_PLAYED], carried[w, POT], carried[w, TURNS], -1, 0, rules,
-            )  # fmt: skip
-            if out:
-                settle(scores[w], sizes[w], closer, pot, rules)
-                value += weights[w] * scores[w, seat]
-                continue
-            carried[w, LAST], carried[w, PREVIOUS_PLAYED] = last, previous
-            carried[w, POT], carried[w, TURNS] = pot, turns
-            seen[w, TO_ACT] = closer
-            key = closer
-            for s in range(n):
-                key = key * 5 + before[s] - held[w, s, rank]
-            keys[w] = key
-        order = np.argsort(keys, kind="mergesort")
-        start = 0
-        while start < members.size:
-            end = start
-            while end < members.size and keys[order[end]] == keys[order[start]]:
-                end += 1
-            if keys[order[start]] >= 0:
-                group = order[start:end]
-                value += _node(held[group], sizes[group], shown[group], seen[group], scores[group], carried[group],
-                               weights[group], seat, table, own, rules)  # fmt: skip
-            start = end
+        keys = np.empty(members.size, np.int64)
+        unrecorded = np.full(members.size, -1, np.int64)  # no observation is read: no lead record kept
+        value = play_led_set(held, sizes, shown, seen, scores, carried, weights, leader, rank, unrecorded, seat,
+                             rules, keys)  # fmt: skip
+        order, starts = groups_of(keys)
+        for g in range(starts.size - 1):
+            group = order[starts[g] : starts[g + 1]]
+            value += _node(held[group], sizes[group], shown[group], seen[group], scores[group], carried[group],
+                           weights[group], seat, table, own, rules)  # fmt: skip
         total += value
         best = max(best, value)
     return best if best_response else total
