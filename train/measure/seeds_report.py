@@ -17,6 +17,7 @@ from .over_seeds import probability_of_improvement, summary
 #: a share of the optimum's gain is given only where that gain is this many times the seeds' deal CIs: below, the
 #: share divides the deals' noise by almost nothing (4 players, 5 ranks: the optimum gains 0.001 a deal, the CIs 0.02)
 SHARE_OVER_NOISE = 2.0
+EXACT_FLOOR = 1e-12  # exact values (CIs 0): an optimum that gains less than this over most_copies gains nothing
 
 
 def save_report(settings: dict, units: dict, folder, bootstrap_seed: int) -> dict:
@@ -74,7 +75,8 @@ def report(settings: dict, units: dict, bootstrap_seed: int) -> dict:
             for arm in arms:  # the learned gain beside the best gain any lead policy makes there
                 recipe = entry["recipes"][arm]
                 recipe["below_optimum"] = best - recipe["iqm"]["value"]  # chips per deal, IQM
-                if best > SHARE_OVER_NOISE * max(recipe["deal_ci95"]):  # else most_copies is (all but) optimal
+                if best > max(SHARE_OVER_NOISE * max(recipe["deal_ci95"]), EXACT_FLOOR):  # else most_copies is
+                    # (all but) optimal: a share would divide the deals' noise, or an exact 0, by almost nothing
                     recipe["share_of_optimum"] = {
                         "iqm": recipe["iqm"]["value"] / best,
                         "seeds": [g / best for g in recipe["seeds"]],
@@ -113,12 +115,13 @@ def format_markdown(settings: dict, document: dict) -> str:
     for n, entry in document["by_size"].items():
         optimum = entry.get("optimum")
         d = 3 if optimum else 2  # a small deck's gains are tenths of a chip: one more digit
+        unshared = "— (most_copies is optimal)" if evaluation.get("exact") else "(within the deals' noise)"
         share = " share of the optimum's gain (IQM) | below the optimum (IQM) |" if optimum else ""
         lines += [f"**{n} players**", "", f"| recipe | each seed | mean | range | IQM [95% CI] |{share}",
                   "|---|---|---|---|---|" + "---|---|" * bool(optimum)]  # fmt: skip
         for arm, r in entry["recipes"].items():
             seeds = " ".join(f"{g:+.{d}f}" for g in r["seeds"])
-            shared = f"{r['share_of_optimum']['iqm']:.0%}" if "share_of_optimum" in r else "(within the deals' noise)"
+            shared = f"{r['share_of_optimum']['iqm']:.0%}" if "share_of_optimum" in r else unshared
             part = f" {shared} | {r['below_optimum']:.3f} |" if optimum else ""
             lines.append(f"| {arm} | {seeds} | {r['mean']:+.{d}f} | {r['min']:+.{d}f} to {r['max']:+.{d}f} | "
                          f"{_interval(r['iqm'], d)} |{part}")  # fmt: skip
