@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import time
 
-import agents
-
 from .measure.speed import add_json_flags, check_json, save_json
-from .runner.cli import new_parser, refuse_repeats
+from .runner.cli import add_flag, new_parser, refuse_repeats
 from .runner.job import Job, Plan, Refusal
 
 DECKS = ("4x3", "6x3", "5x4")
@@ -45,20 +43,24 @@ def parser():
     job.add_argument("--agents", nargs="+", default=["ppo", "python", "most_copies"],
                      help="what to value beside the optimum: agent names or specs, 'python' a Python agent asked one "
                      "observation at a time")  # fmt: skip
+    add_flag(job, "trust-model")
     add_json_flags(job)
     return job
 
 
-def policies(names) -> dict:
+def policies(names, trust: bool = False) -> dict:
     from agents.spec import UserAgent
 
-    return {name: UserAgent("python", fewest_lowest, None) if name == "python" else agents.make(name) for name in names}
+    from .measure.candidates import make_candidate
+
+    return {name: UserAgent("python", fewest_lowest, None) if name == "python" else make_candidate(name, 0,
+            trust_model=trust) for name in names}  # fmt: skip
 
 
 def work(args) -> dict:
     from .measure.exact_tree import exact_agent_values
 
-    exact_agent_values(policies(args.agents), "random", 3, "scarne:ranks=3")  # compile / warm up
+    exact_agent_values(policies(args.agents, args.trust_model), "random", 3, "scarne:ranks=3")  # compile, warm up
     rows = []
     print(f"exact values of {', '.join(args.agents)} and the optimum, at a table of random leads")
     print("| deck | seconds |")
@@ -66,7 +68,7 @@ def work(args) -> dict:
     for text in args.decks:
         ranks, players = deck(text)
         start = time.perf_counter()
-        exact_agent_values(policies(args.agents), "random", players, f"scarne:ranks={ranks}")
+        exact_agent_values(policies(args.agents, args.trust_model), "random", players, f"scarne:ranks={ranks}")
         seconds = time.perf_counter() - start
         rows.append({"ranks": ranks, "players": players, "seconds": seconds})
         print(f"| {ranks} ranks × {players} players | {seconds:.1f} |")
@@ -85,7 +87,7 @@ def check(args) -> Plan:
         except ValueError as error:
             raise Refusal(f"--decks: {error}") from None
         check_exact(["random"], players, f"scarne:ranks={ranks}")
-    policies(args.agents)
+    policies(args.agents, args.trust_model)
     return Plan(lambda _: work(args))
 
 

@@ -1,0 +1,62 @@
+"""python -m train.leaderboard: entries of agents by spec or from a train.seeds folder, each agent's exact regret on
+every deck, the IQM over seeds with its interval, ranked; refusals by name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agents
+from train.leaderboard import board, entry, format_markdown, from_seeds
+from train.measure.exact_walk import exact_values
+
+pytest.importorskip("rliable")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_each_entry_gets_its_agents_exact_regrets_ranked_by_iqm():
+    entries = {"lead_random": {"agents": ["random"], "settings": "as given", "training_seconds": None},
+               "scripted": {"agents": ["most_copies", "fewest_copies"], "settings": "as given",
+                            "training_seconds": None}}  # fmt: skip
+    policies = {name: agents.make(name) for name in ("random", "most_copies", "fewest_copies")}
+    document = board(entries, policies, [("3x3", "scarne:ranks=3", 3)], "random", 0)
+    walked = exact_values("random", 3, "scarne:ranks=3", policies=("random", "most_copies", "fewest_copies"))
+    scripted = document["entries"]["scripted"]["decks"]["3x3"]
+    assert scripted["seeds"] == pytest.approx([walked["optimum"] - walked[n] for n in ("most_copies", "fewest_copies")])
+    assert document["optimum"]["3x3"] == pytest.approx(walked["optimum"])
+    means = [row["mean_iqm_regret"] for row in document["entries"].values()]
+    assert means == sorted(means)
+    assert "| rank | entry | regret at 3 ranks × 3 players" in format_markdown(document, "random")
+
+
+@pytest.mark.parametrize("text", ["noname", "=most_copies", "name="])
+def test_a_malformed_entry_is_refused_naming_the_form(text):
+    with pytest.raises(ValueError, match="NAME=AGENT"):
+        entry(text)
+
+
+def test_a_seeds_folder_without_its_models_is_refused(tmp_path):
+    (tmp_path / "args.json").write_text(json.dumps({"arms": {"default": {"flags": []}}, "seeds": [0]}))
+    with pytest.raises(ValueError, match="not kept there"):
+        from_seeds(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--entry", "a=pimc:8"], "is a search"),
+        (["--entry", "a=random", "--decks", "6x4"], "more than the"),
+        (["--entry", "a=random", "--decks", "4by3"], "a deck is <ranks>x<players>"),
+        (["--entry", "a=random", "--rules", "scarne:ranks=3", "--decks", "3x3"], "the decks set the ranks"),
+        (["--decks", "3x3"], "no entries"),
+    ],
+)
+def test_the_job_refuses_in_one_line_before_any_folder(argv, words, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "train.leaderboard", *argv, "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()

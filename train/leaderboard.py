@@ -1,0 +1,182 @@
+"""A leaderboard of learning algorithms by **exact** regret on small decks: each entry an algorithm's final agents, one
+per training seed, named as every job names agents (``ppo:<model.zip>``, ``my_agent.py:agent``, a name); each agent's
+exact regret (the optimum's chips a deal − its own, train.measure.exact_tree) on every deck; per entry and deck each
+seed's regret, their mean and their IQM with its stratified-bootstrap 95% interval (rliable), and where the entry
+came from (its settings, its training time). One walk a deck values every agent of every entry.
+
+    python -m train.leaderboard --from-seeds docs/results/seeds_small_deck_r4 --decks 4x3 4x4
+    python -m train.leaderboard --entry "mine=mine_s0.py:agent mine_s1.py:agent mine_s2.py:agent" \\
+        --entry "baseline=most_copies" --decks 4x3 5x3 4x4 --out results/leaderboard_mine
+
+``--entry NAME=AGENTS`` names an algorithm and its agents (space-separated, one per seed; a scripted agent is one
+"seed"); ``--from-seeds FOLDER`` takes each recipe of a ``train.seeds`` folder with its kept models
+(``FOLDER/models/<recipe>_s<seed>.zip``), its flags as settings and its runs' training time. A deck ``KxN`` is K
+ranks at N players (3 players up to 6 ranks, 4 up to 5), every agent in one seat at a table of ``--opponents``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+
+from .measure.candidates import made, model_files
+from .measure.exact_tree import check_has_exact_value, exact_agent_values
+from .measure.exact_walk import check_exact
+from .measure.over_seeds import summary
+from .runner.cli import add_flag, add_job_flags, new_parser, refuse_repeats, seed_value
+from .runner.job import Job, Plan, Refusal
+
+DECKS = ("4x3", "5x3", "4x4")
+
+
+def deck(text: str) -> tuple[int, int]:
+    """``KxN`` as (ranks, players), or a ValueError naming the form."""
+    ranks, _, players = text.partition("x")
+    if not (ranks.isdigit() and players.isdigit()):
+        raise ValueError(f"a deck is <ranks>x<players>, e.g. 4x3; got {text!r}")
+    return int(ranks), int(players)
+
+
+def entry(text: str) -> tuple[str, tuple[str, ...]]:
+    """``NAME=AGENT AGENT ...`` as (name, agents), or a ValueError naming the form."""
+    name, equals, agents = text.partition("=")
+    if not equals or not name.strip() or not agents.split():
+        raise ValueError(f"an entry is NAME=AGENT [AGENT ...] (one agent per training seed); got {text!r}")
+    return name.strip(), tuple(agents.split())
+
+
+def from_seeds(folder: Path) -> dict:
+    """Each recipe of a train.seeds results folder as an entry: its kept models, its flags, its training seconds."""
+    args = folder / "args.json"
+    if not args.is_file():
+        raise ValueError(f"--from-seeds {folder}: no args.json there (not a train.seeds results folder)")
+    settings = json.loads(args.read_text())
+    seconds = {}
+    for unit in sorted(folder.glob("units/*_s*.json")):
+        record = json.loads(unit.read_text())
+        seconds[unit.stem] = record.get("training_seconds")
+    entries = {}
+    for arm, recipe in settings.get("arms", {}).items():
+        stems = [f"{arm}_s{seed}" for seed in settings["seeds"]]
+        models = [folder / "models" / f"{stem}.zip" for stem in stems]
+        missing = [str(m) for m in models if not m.is_file()]
+        if missing:
+            raise ValueError(f"--from-seeds {folder}: the models of {arm} are not kept there ({', '.join(missing)})")
+        flags = shlex.join(recipe["flags"]) or "the default recipe"
+        times = [seconds.get(stem) for stem in stems]
+        entries[arm] = {"agents": [f"ppo:{m}" for m in models], "settings": f"train_ppo {flags}".strip(),
+                        "training_seconds": times if all(t is not None for t in times) else None}  # fmt: skip
+    return entries
+
+
+def parser() -> argparse.ArgumentParser:
+    job = new_parser(__doc__, __name__)
+    job.add_argument("--entry", nargs="+", type=entry, default=[], metavar="NAME=AGENTS", action="extend",
+                     help="an algorithm and its agents, one per training seed")  # fmt: skip
+    job.add_argument("--from-seeds", nargs="+", default=[], metavar="FOLDER",
+                     help="train.seeds results folders: each recipe with its kept models")  # fmt: skip
+    job.add_argument("--decks", nargs="+", default=list(DECKS), help="small decks as <ranks>x<players>")
+    add_flag(job, "opponents", help="the table: one policy the kernel plays, in every other seat")
+    add_flag(job, "rules", help="the rules the decks are cut from (each deck adds its ranks=K)")
+    job.add_argument("--bootstrap-seed", type=seed_value, default=0, help="seed of the bootstrap's resamples")
+    add_job_flags(job, "leaderboard.md/.json")
+    return job
+
+
+def check(args) -> Plan:
+    """Entries named once, every deck one the walk takes, every agent made and with an exact value there."""
+    entries = {}
+    for folder in args.from_seeds:
+        try:
+            found = from_seeds(Path(folder))
+        except ValueError as error:
+            raise Refusal(str(error)) from None
+        entries |= {f"{name} ({Path(folder).name})" if name in entries else name: e for name, e in found.items()}
+    for name, specs in args.entry:
+        if name in entries:
+            raise Refusal(f"--entry {name!r} is named twice")
+        entries[name] = {"agents": list(specs), "settings": "as given", "training_seconds": None}
+    if not entries:
+        raise Refusal("no entries: give --entry NAME=AGENTS or --from-seeds FOLDER")
+    refuse_repeats("decks", args.decks)
+    decks = []
+    for text in args.decks:
+        try:
+            ranks, players = deck(text)
+        except ValueError as error:
+            raise Refusal(f"--decks: {error}") from None
+        if "ranks=" in args.rules:
+            raise Refusal(f"--rules {args.rules}: the decks set the ranks (--decks {text}); give rules without them")
+        rules = f"{args.rules}{',' if ':' in args.rules else ':'}ranks={ranks}"
+        check_exact(args.opponents, players, rules)
+        decks.append((text, rules, players))
+    specs = [spec for e in entries.values() for spec in e["agents"]]
+    policies = made(specs, args.trust_model, [(rules, players) for _, rules, players in decks])
+    for spec, policy in policies.items():
+        check_has_exact_value(policy, spec, decks[0][2], decks[0][1])
+    settings = {"entries": entries, "decks": [d[0] for d in decks], "rules": args.rules,
+                "opponents": args.opponents, "bootstrap_seed": args.bootstrap_seed,
+                "models": model_files(policies)}  # fmt: skip
+
+    def work(folder) -> dict:
+        document = board(entries, policies, decks, args.opponents[0], args.bootstrap_seed)
+        markdown = format_markdown(document, args.opponents[0])
+        folder.write(folder.path / "leaderboard.json", lambda p: p.write_text(json.dumps(document, indent=2)))
+        folder.write(folder.path / "leaderboard.md", lambda p: p.write_text(markdown))
+        print(markdown)
+        print(f"results written to {folder.path}")
+        return document
+
+    return Plan(work, settings, args.out, args.overwrite)
+
+
+def board(entries: dict, policies: dict, decks, table: str, bootstrap_seed: int) -> dict:
+    """Each entry's regret at each deck (each seed's, mean, IQM and interval), ranked by the mean of its IQMs."""
+    rows = {name: {"settings": e["settings"], "training_seconds": e["training_seconds"], "seeds": len(e["agents"]),
+                   "decks": {}} for name, e in entries.items()}  # fmt: skip
+    optima = {}
+    for text, rules, players in decks:
+        values, _ = exact_agent_values(policies, table, players, rules)
+        optima[text] = values["optimum"]
+        for name, e in entries.items():
+            regrets = [values["optimum"] - values[spec] for spec in e["agents"]]
+            rows[name]["decks"][text] = summary(regrets, bootstrap_seed)
+    for row in rows.values():
+        row["mean_iqm_regret"] = sum(d["iqm"]["value"] for d in row["decks"].values()) / len(row["decks"])
+    ranked = dict(sorted(rows.items(), key=lambda item: item[1]["mean_iqm_regret"]))
+    return {"optimum": optima, "entries": ranked}
+
+
+def format_markdown(document: dict, table: str) -> str:
+    """One row per entry, ranked: its IQM regret [95% CI] at each deck, seeds, training time, settings."""
+    decks = list(document["optimum"])
+    head = " | ".join(f"regret at {d.replace('x', ' ranks × ')} players, IQM [95% CI]" for d in decks)
+    lines = [f"Exact regret (the optimum's chips a deal − the agent's), one seat at a table of {table}; the optimum: "
+             + ", ".join(f"{d} {v:+.4f}" for d, v in document["optimum"].items()) + ".", "",
+             f"| rank | entry | {head} | seeds | training time | settings |",
+             "|---|---|" + "---|" * len(decks) + "---|---|---|"]  # fmt: skip
+    for rank, (name, row) in enumerate(document["entries"].items(), 1):
+        cells = " | ".join(f"{_interval(row['decks'][d]['iqm'])}" for d in decks)
+        seconds = row["training_seconds"]
+        time = f"{sum(seconds) / len(seconds):.0f} s a seed" if seconds else "—"
+        lines.append(f"| {rank} | {name} | {cells} | {row['seeds']} | {time} | {row['settings']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _interval(record: dict) -> str:
+    return f"{record['value']:.4f} [{record['low']:.4f}, {record['high']:.4f}]"
+
+
+JOB = Job(
+    parser,
+    check,
+    example=("--entry", "scripted=most_copies fewest_copies", "--entry", "lead_random=random", "--decks", "3x3"),
+    agents=("opponents",),
+)
+main = JOB.main
+
+
+if __name__ == "__main__":
+    main()
