@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_each_entry_gets_its_agents_exact_regrets_ranked_by_iqm():
-    entries = {"lead_random": {"agents": ["random"], "settings": "as given", "training_seconds": None},
-               "scripted": {"agents": ["most_copies", "fewest_copies"], "settings": "as given",
+    entries = {"lead_random": {"agents": {"*": ["random"]}, "settings": "as given", "training_seconds": None},
+               "scripted": {"agents": {"3x3": ["most_copies", "fewest_copies"]}, "settings": "as given",
                             "training_seconds": None}}  # fmt: skip
     policies = {name: agents.make(name) for name in ("random", "most_copies", "fewest_copies")}
     document = board(entries, policies, [("3x3", "scarne:ranks=3", 3)], "random", 0)
@@ -40,7 +40,9 @@ def test_a_malformed_entry_is_refused_naming_the_form(text):
 
 
 def test_a_seeds_folder_without_its_models_is_refused(tmp_path):
-    (tmp_path / "args.json").write_text(json.dumps({"arms": {"default": {"flags": []}}, "seeds": [0]}))
+    settings = {"arms": {"default": {"flags": []}}, "seeds": [0], "evaluation": {"rules": "scarne:ranks=4",
+                                                                                  "players": [3]}}  # fmt: skip
+    (tmp_path / "args.json").write_text(json.dumps(settings))
     with pytest.raises(ValueError, match="not kept there"):
         from_seeds(tmp_path)
 

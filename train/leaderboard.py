@@ -21,6 +21,8 @@ import json
 import shlex
 from pathlib import Path
 
+from snipsnap_env.rules import make_rules
+
 from .measure.candidates import made, model_files
 from .measure.exact_tree import check_has_exact_value, exact_agent_values
 from .measure.exact_walk import check_exact
@@ -29,6 +31,7 @@ from .runner.cli import add_flag, add_job_flags, new_parser, refuse_repeats, see
 from .runner.job import Job, Plan, Refusal
 
 DECKS = ("4x3", "5x3", "4x4")
+ANY = "*"  # an entry's agents given for every deck (--entry), beside those trained for one (--from-seeds)
 
 
 def deck(text: str) -> tuple[int, int]:
@@ -48,7 +51,8 @@ def entry(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def from_seeds(folder: Path) -> dict:
-    """Each recipe of a train.seeds results folder as an entry: its kept models, its flags, its training seconds."""
+    """Each recipe of a train.seeds results folder as an entry: its kept models (on the decks the folder's rules and
+    table sizes make: the models were trained on that deck), its flags, its training seconds."""
     args = folder / "args.json"
     if not args.is_file():
         raise ValueError(f"--from-seeds {folder}: no args.json there (not a train.seeds results folder)")
@@ -66,7 +70,9 @@ def from_seeds(folder: Path) -> dict:
             raise ValueError(f"--from-seeds {folder}: the models of {arm} are not kept there ({', '.join(missing)})")
         flags = shlex.join(recipe["flags"]) or "the default recipe"
         times = [seconds.get(stem) for stem in stems]
-        entries[arm] = {"agents": [f"ppo:{m}" for m in models], "settings": f"train_ppo {flags}".strip(),
+        ranks = make_rules(settings["evaluation"]["rules"]).ranks
+        decks = {f"{ranks}x{n}": [f"ppo:{m}" for m in models] for n in settings["evaluation"]["players"]}
+        entries[arm] = {"agents": decks, "settings": f"train_ppo {flags}".strip(),
                         "training_seconds": times if all(t is not None for t in times) else None}  # fmt: skip
     return entries
 
@@ -88,16 +94,22 @@ def parser() -> argparse.ArgumentParser:
 def check(args) -> Plan:
     """Entries named once, every deck one the walk takes, every agent made and with an exact value there."""
     entries = {}
-    for folder in args.from_seeds:
+    for folder in args.from_seeds:  # a recipe in several folders (one a deck) is one entry over their decks
         try:
             found = from_seeds(Path(folder))
         except ValueError as error:
             raise Refusal(str(error)) from None
-        entries |= {f"{name} ({Path(folder).name})" if name in entries else name: e for name, e in found.items()}
+        for name, e in found.items():
+            if name in entries and entries[name]["settings"] == e["settings"]:
+                entries[name]["agents"] |= e["agents"]
+                times = [entries[name]["training_seconds"], e["training_seconds"]]
+                entries[name]["training_seconds"] = None if None in times else times[0] + times[1]
+            else:
+                entries[f"{name} ({Path(folder).name})" if name in entries else name] = e
     for name, specs in args.entry:
         if name in entries:
             raise Refusal(f"--entry {name!r} is named twice")
-        entries[name] = {"agents": list(specs), "settings": "as given", "training_seconds": None}
+        entries[name] = {"agents": {ANY: list(specs)}, "settings": "as given", "training_seconds": None}
     if not entries:
         raise Refusal("no entries: give --entry NAME=AGENTS or --from-seeds FOLDER")
     refuse_repeats("decks", args.decks)
@@ -112,10 +124,14 @@ def check(args) -> Plan:
         rules = f"{args.rules}{',' if ':' in args.rules else ':'}ranks={ranks}"
         check_exact(args.opponents, players, rules)
         decks.append((text, rules, players))
-    specs = [spec for e in entries.values() for spec in e["agents"]]
+    if not any(agents_at(e, text) for e in entries.values() for text, _, _ in decks):
+        raise Refusal(f"no entry has agents for the decks {' '.join(args.decks)}")
+    specs = list(dict.fromkeys(spec for e in entries.values() for group in e["agents"].values() for spec in group))
     policies = made(specs, args.trust_model, [(rules, players) for _, rules, players in decks])
     for spec, policy in policies.items():
         check_has_exact_value(policy, spec, decks[0][2], decks[0][1])
+    for name, e in entries.items():
+        e["agents"] = {deck: group for deck, group in e["agents"].items() if deck == ANY or deck in args.decks}
     settings = {"entries": entries, "decks": [d[0] for d in decks], "rules": args.rules,
                 "opponents": args.opponents, "bootstrap_seed": args.bootstrap_seed,
                 "models": model_files(policies)}  # fmt: skip
@@ -132,20 +148,29 @@ def check(args) -> Plan:
     return Plan(work, settings, args.out, args.overwrite)
 
 
+def agents_at(e: dict, deck: str) -> list[str]:
+    """An entry's agents on ``deck``: those trained for it, else those given for every deck."""
+    return e["agents"].get(deck, e["agents"].get(ANY, []))
+
+
 def board(entries: dict, policies: dict, decks, table: str, bootstrap_seed: int) -> dict:
-    """Each entry's regret at each deck (each seed's, mean, IQM and interval), ranked by the mean of its IQMs."""
-    rows = {name: {"settings": e["settings"], "training_seconds": e["training_seconds"], "seeds": len(e["agents"]),
-                   "decks": {}} for name, e in entries.items()}  # fmt: skip
+    """Each entry's regret at each deck it has agents for (each seed's, mean, IQM and interval), ranked by the mean
+    of its IQMs (the entries on every deck first)."""
+    rows = {name: {"settings": e["settings"], "training_seconds": e["training_seconds"], "decks": {}}
+            for name, e in entries.items()}  # fmt: skip
     optima = {}
     for text, rules, players in decks:
-        values, _ = exact_agent_values(policies, table, players, rules)
+        here = {spec: policies[spec] for e in entries.values() for spec in agents_at(e, text)}
+        values, _ = exact_agent_values(here, table, players, rules)
         optima[text] = values["optimum"]
         for name, e in entries.items():
-            regrets = [values["optimum"] - values[spec] for spec in e["agents"]]
-            rows[name]["decks"][text] = summary(regrets, bootstrap_seed)
+            if agents_at(e, text):
+                regrets = [values["optimum"] - values[spec] for spec in agents_at(e, text)]
+                rows[name]["decks"][text] = summary(regrets, bootstrap_seed)
     for row in rows.values():
-        row["mean_iqm_regret"] = sum(d["iqm"]["value"] for d in row["decks"].values()) / len(row["decks"])
-    ranked = dict(sorted(rows.items(), key=lambda item: item[1]["mean_iqm_regret"]))
+        row["seeds"] = max(len(d["seeds"]) for d in row["decks"].values()) if row["decks"] else 0
+        row["mean_iqm_regret"] = sum(d["iqm"]["value"] for d in row["decks"].values()) / max(1, len(row["decks"]))
+    ranked = dict(sorted(rows.items(), key=lambda item: (-len(item[1]["decks"]), item[1]["mean_iqm_regret"])))
     return {"optimum": optima, "entries": ranked}
 
 
@@ -158,9 +183,9 @@ def format_markdown(document: dict, table: str) -> str:
              f"| rank | entry | {head} | seeds | training time | settings |",
              "|---|---|" + "---|" * len(decks) + "---|---|---|"]  # fmt: skip
     for rank, (name, row) in enumerate(document["entries"].items(), 1):
-        cells = " | ".join(f"{_interval(row['decks'][d]['iqm'])}" for d in decks)
+        cells = " | ".join(_interval(row["decks"][d]["iqm"]) if d in row["decks"] else "—" for d in decks)
         seconds = row["training_seconds"]
-        time = f"{sum(seconds) / len(seconds):.0f} s a seed" if seconds else "—"
+        time = f"{sum(seconds):.0f} s for all its runs" if seconds else "—"
         lines.append(f"| {rank} | {name} | {cells} | {row['seeds']} | {time} | {row['settings']} |")
     return "\n".join(lines) + "\n"
 
