@@ -20,6 +20,9 @@ deterministic agent); an agent whose choices vary and give no distribution has n
 
 from __future__ import annotations
 
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -32,6 +35,7 @@ from snipsnap_env.kernel import POLICIES, PUBLIC, TO_ACT, opening_rank, rule_cod
 from snipsnap_env.kernel_observe import observe
 from snipsnap_env.kernel_state import POT as POT_INDEX
 from snipsnap_env.observation import OBS_DIM, table_template
+from snipsnap_env.parallelism import cores
 from snipsnap_env.rules import make_rules
 
 from .exact import UnknownProbabilities, action_probabilities, dealt
@@ -41,6 +45,7 @@ drop_if_sources_changed(__file__)  # before numba loads this module's cache (see
 
 PUBLIC_SIZE = len(PUBLIC)
 BATCH_NODES = 200_000  # nodes gathered before the agents are asked (memory: ~700 bytes a node)
+WINDOW = 64  # hands walked side by side before their trees are taken
 
 
 @numba.njit(cache=True, nogil=True)
@@ -254,14 +259,21 @@ def exact_agent_values(policies: dict, table: str, num_players: int, rules, seat
             totals[name] += root + _value(chips, parents, ranks, probs, False)
         batch, size, root = [], 0, 0.0
 
-    for dealer, matrices, weights in hands(num_players, rules, seat):
-        tree, count, chips_above = walk_hand(matrices, weights, dealer, seat, table_code, codes, template)
-        batch.append((tree, count))
-        size += count
-        root += chips_above
-        if size >= BATCH_NODES:
-            flush()
-        if progress is not None:
-            progress(len(weights))
+    def walk(hand):
+        dealer, matrices, weights = hand
+        return (*walk_hand(matrices, weights, dealer, seat, table_code, codes, template), len(weights))
+
+    # the hands' walks release the GIL: one a core, a window at a time (memory), taken in order (the same sums)
+    with ThreadPoolExecutor(cores()) as pool:
+        todo = hands(num_players, rules, seat)
+        while window := list(itertools.islice(todo, WINDOW)):
+            for tree, count, chips_above, worlds in pool.map(walk, window):
+                batch.append((tree, count))
+                size += count
+                root += chips_above
+                if size >= BATCH_NODES:
+                    flush()
+                if progress is not None:
+                    progress(worlds)
     flush()
     return {name: total / num_players for name, total in totals.items()}, how
