@@ -19,7 +19,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch", "ppo"}
 # train.scorecard of each
 SCORECARDS = {"scorecard_most_copies", "scorecard_ppo", "scorecard_ppo_distilled", "scorecard_ppo_scratch"}
-REPLAYED |= SCORECARDS
+REPLAYED |= SCORECARDS | {"leaderboard"}
 # experiments whose models are not shipped: records of the commit their provenance names, not replayable
 RECORDS = {"ppo_finetune", "ppo_state_critic", "ppo_critics", "exploit_league_attempt", "exploit_league_attempt2"}
 RECORDS |= {"exploit_6p_precise", "shipped_model", "speed", "ppo_league", "exploit_ppo", "ismcts", "ppo_continuation"}
@@ -164,3 +164,22 @@ def test_a_cell_of_each_shipped_score_card_replays_exactly(name):
     assert (new["gain"], new["gain_ci95"]) == (old["gain"], old["gain_ci95"]), f"{name} moved (remake.sh scorecards)"
     anchor = scorecard.read_anchors()["most_copies_4p"]
     assert scorecard.score(old["gain"], anchor) == old["score"], f"{name} was scored with other anchors"
+
+
+def test_the_leaderboard_replays_from_its_kept_models():
+    """Its 4-rank, 3-player column, every entry: the exact regrets of the models the small-deck studies keep."""
+    from train.leaderboard import board, from_seeds
+    from train.measure.candidates import made
+
+    document = committed("leaderboard", "leaderboard.json")
+    settings = committed("leaderboard", "args.json")
+    here = lambda spec: f"ppo:{RESULTS.parent.parent / spec[4:]}" if spec.startswith("ppo:docs/") else spec  # noqa: E731
+    kept = {"*", "4x3"}
+    entries = {name: {**e, "agents": {d: [here(s) for s in g] for d, g in e["agents"].items() if d in kept}}
+               for name, e in settings["entries"].items()}  # fmt: skip
+    assert from_seeds(RESULTS / "seeds_small_deck_r4")["default"]["agents"]["4x3"] == entries["default"]["agents"]["4x3"]
+    specs = {spec for e in entries.values() for group in e["agents"].values() for spec in group}
+    rules = f"{settings['rules']}:ranks=4"
+    now = board(entries, made(sorted(specs)), [("4x3", rules, 3)], settings["opponents"][0], settings["bootstrap_seed"])
+    for name, row in now["entries"].items():
+        assert row["decks"]["4x3"] == document["entries"][name]["decks"]["4x3"], name

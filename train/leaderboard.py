@@ -68,11 +68,11 @@ def from_seeds(folder: Path) -> dict:
         missing = [str(m) for m in models if not m.is_file()]
         if missing:
             raise ValueError(f"--from-seeds {folder}: the models of {arm} are not kept there ({', '.join(missing)})")
-        flags = shlex.join(recipe["flags"]) or "the default recipe"
+        flags = shlex.join(recipe["flags"])
         times = [seconds.get(stem) for stem in stems]
         ranks = make_rules(settings["evaluation"]["rules"]).ranks
         decks = {f"{ranks}x{n}": [f"ppo:{m}" for m in models] for n in settings["evaluation"]["players"]}
-        entries[arm] = {"agents": decks, "settings": f"train_ppo {flags}".strip(),
+        entries[arm] = {"agents": decks, "settings": f"train_ppo {flags}" if flags else "train_ppo, its defaults",
                         "training_seconds": times if all(t is not None for t in times) else None}  # fmt: skip
     return entries
 
