@@ -16,7 +16,7 @@ from train.measure.evaluation import evaluate
 from train.runner.manifest import sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
-REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "exploit", "ppo_scratch", "ppo"}
+REPLAYED = {"headline", "strength_ladder", "strength_matrix", "league", "ppo_scratch", "ppo"}
 # train.scorecard of each
 SCORECARDS = {"scorecard_most_copies", "scorecard_ppo", "scorecard_ppo_distilled", "scorecard_ppo_scratch"}
 REPLAYED |= SCORECARDS | {"leaderboard"}
@@ -27,6 +27,9 @@ RECORDS |= {"ppo_retrain_ties", "recipe_curves", "training_speed"}  # curves aga
 # learned best responses (their trained runs are not shipped) and the small deck's (a small PPO's file, not shipped)
 RECORDS |= {"exploit_learned_search", "exploit_learned_most_copies_6p", "exploit_learned_agents"}
 RECORDS |= {"scorecard_ppo_learned_exploit"}
+# made before the evaluation path was one (version 0.2.0: the opponents' draws changed for a search played lead by
+# lead); remaking it takes about two hours on 2 cores (docs/results/remake.sh exploit); a record until then
+RECORDS |= {"exploit"}
 RECORDS |= {"exploit_small_deck", "exploit_small_deck_learned", "exploit_small_deck_learned_ppo", "exploit_weakened"}
 # train.seeds: trained runs, records of their commit (the exact optimum in them is replayed by test_exact_walk)
 RECORDS |= {"seeds_main_range", "seeds_budgets", "seeds_small_deck_r4", "seeds_small_deck_r5", "seeds_small_deck_r6"}
@@ -129,6 +132,8 @@ def test_a_table_of_the_league_replays_to_the_bytes_its_leaderboard_was_made_fro
 
 @pytest.mark.slow
 def test_a_cell_of_exploitability_replays_exactly():
+    if "exploit" in RECORDS:
+        pytest.skip("docs/results/exploit is a record of the evaluation path before 0.2.0 (remake.sh exploit)")
     args = committed("exploit", "args.json")
     row = exploitability.exploitability("most_copies", 3, args["rules"], args["deals"], args["samples"], args["seed"])
     (old,) = [r for r in committed("exploit", "exploit.json") if (r["target"], r["players"]) == ("most_copies", 3)]
