@@ -447,7 +447,8 @@ def check(args) -> Plan:
     return Plan(work, close=listening.close, kept="the server has stopped (its games live in memory only)")
 
 
-JOB = Job(parser, check, example=("--port", "0"), agents=("agents",))  # it serves until Ctrl-C or SIGTERM
+# --agents is checked in check() (specs only: code the person names, no model files, so no --trust-model)
+JOB = Job(parser, check, example=("--port", "0"))  # it serves until Ctrl-C or SIGTERM
 main = JOB.main
 
 
