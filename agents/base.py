@@ -73,6 +73,14 @@ def uniform_over_best(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return best / best.sum(axis=1, keepdims=True)
 
 
+def first_illegal(actions: np.ndarray, mask: np.ndarray) -> int | None:
+    """The first row whose action is not one ``mask`` (B, 14) allows, or None: every action checked the same way
+    (:class:`FunctionPolicy`, :class:`agents.spec.UserAgent`)."""
+    inside = (actions >= 0) & (actions < NUM_ACTIONS)
+    legal = inside & mask[np.arange(len(mask)), np.clip(actions, 0, NUM_ACTIONS - 1)]
+    return None if legal.all() else int(np.flatnonzero(~legal)[0])
+
+
 class FunctionPolicy(Policy):
     """A policy made of any function of a batch, ``act(obs, mask) -> actions`` with ``obs`` (B, OBS_DIM) float32,
     ``mask`` (B, 14) bool and one action per row: how a network another RL library trained plays the project's
@@ -90,10 +98,8 @@ class FunctionPolicy(Policy):
         if actions.shape != (len(mask),) or not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"{self.name} must return one whole-number action per row: got {actions.shape} "
                              f"{actions.dtype} for {len(mask)} rows")  # fmt: skip
-        inside = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = inside & mask[np.arange(len(mask)), np.clip(actions, 0, NUM_ACTIONS - 1)]
-        if not legal.all():
-            row = int(np.flatnonzero(~legal)[0])
+        row = first_illegal(actions, mask)
+        if row is not None:
             raise ValueError(f"{self.name} chose action {int(actions[row])} in row {row}, where the legal actions "
                              f"are {np.flatnonzero(mask[row]).tolist()}")  # fmt: skip
         return actions.astype(np.int64)

@@ -26,7 +26,7 @@ import numpy as np
 
 from snipsnap_env.engine import NUM_ACTIONS
 
-from .base import Policy, check_masks
+from .base import Policy, check_masks, first_illegal
 
 
 class AgentFailed(Exception):
@@ -170,10 +170,8 @@ class UserAgent(Policy):
             raise AgentFailed(f"agent {self.spec} must return one whole-number action per observation: got "
                               f"{actions.dtype} of shape {actions.shape} for {len(mask)}")  # fmt: skip
         actions = actions.astype(np.int64)
-        inside = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = inside & mask[np.arange(len(mask)), np.clip(actions, 0, NUM_ACTIONS - 1)]
-        if not legal.all():
-            row = int(np.flatnonzero(~legal)[0])
+        row = first_illegal(actions, mask)
+        if row is not None:
             raise AgentFailed(f"agent {self.spec} chose the illegal action {int(actions[row])}; the legal actions "
                               f"were {np.flatnonzero(mask[row]).tolist()}")  # fmt: skip
         return actions

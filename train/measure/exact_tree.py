@@ -31,7 +31,7 @@ from agents.spec import UserAgent
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.jit_cache import drop_if_sources_changed
-from snipsnap_env.kernel import POLICIES, PUBLIC, TO_ACT, opening_rank, rule_codes, start_deal
+from snipsnap_env.kernel import POLICIES, PUBLIC, TO_ACT, opening_rank, rule_codes
 from snipsnap_env.kernel_observe import observe
 from snipsnap_env.kernel_state import POT as POT_INDEX
 from snipsnap_env.observation import OBS_DIM, table_template
@@ -39,7 +39,7 @@ from snipsnap_env.parallelism import cores
 from snipsnap_env.rules import make_rules
 
 from .exact import UnknownProbabilities, action_probabilities, dealt
-from .exact_walk import LAST, POT, _lead_probabilities, check_exact, groups_of, play_led_set
+from .exact_walk import POT, _lead_probabilities, check_exact, deal_worlds, groups_of, play_led_set
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
 
@@ -113,18 +113,10 @@ def _collect(holding, hand_size, played, public, deal_score, carry, weight, seat
 @numba.njit(cache=True, nogil=True)
 def _deal_and_collect(matrices, weights, dealer, seat, table, rules, template, obs, mask, chips, parents, ranks,
                       count, root):  # fmt: skip
-    """The worlds of one hand of the seat dealt (the engine's own start of a deal), then walked by :func:`_collect`."""
-    worlds, n = matrices.shape[0], matrices.shape[1]
-    holding = matrices.copy()
-    hand_size = np.zeros((worlds, n), np.int64)
-    played = np.zeros((worlds, NUM_RANKS), np.int64)
-    public = np.zeros((worlds, PUBLIC_SIZE), np.int64)
-    deal_score = np.zeros((worlds, n), np.float64)
-    for w in range(worlds):
-        start_deal(holding[w], hand_size[w], played[w], public[w], deal_score[w], dealer, rules)
-    carry = np.zeros((worlds, 4), np.int64)
-    carry[:, LAST] = -1
-    carry[:, POT] = public[:, POT_INDEX]  # an ante is in the pot from the start
+    """The worlds of one hand of the seat dealt (:func:`~train.measure.exact_walk.deal_worlds`), then walked by
+    :func:`_collect`."""
+    n = matrices.shape[1]
+    holding, hand_size, played, public, deal_score, carry = deal_worlds(matrices, dealer, rules)
     top, no_rank = np.int64(-1), np.int64(0)  # typed as the recursion's own: one compiled _collect, not two
     for leader in range(n):  # the first leader may differ between worlds (opening six), and is seen: apart
         members = np.flatnonzero(public[:, TO_ACT] == leader)

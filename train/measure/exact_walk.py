@@ -94,9 +94,9 @@ def exact_values(table: str, num_players: int, rules, seat: int = 0, policies=("
 
 
 @numba.njit(cache=True, nogil=True)
-def _deal_and_walk(matrices, weights, dealer, seat, table, own, rules):
-    """The worlds of one hand of the responder dealt (the engine's own start of a deal), then walked: the sum over
-    them of weight × the responder's chips."""
+def deal_worlds(matrices, dealer, rules):
+    """The worlds of one hand dealt from ``dealer`` (the engine's own start of a deal): ``(holding, hand_size,
+    played, public, deal_score, carry)``, the scalars a walk carries between sets in ``carry``."""
     worlds, n = matrices.shape[0], matrices.shape[1]
     holding = matrices.copy()
     hand_size = np.zeros((worlds, n), np.int64)
@@ -108,6 +108,15 @@ def _deal_and_walk(matrices, weights, dealer, seat, table, own, rules):
     carry = np.zeros((worlds, 4), np.int64)
     carry[:, LAST] = -1
     carry[:, POT] = public[:, POT_INDEX]  # an ante is in the pot from the start
+    return holding, hand_size, played, public, deal_score, carry
+
+
+@numba.njit(cache=True, nogil=True)
+def _deal_and_walk(matrices, weights, dealer, seat, table, own, rules):
+    """The worlds of one hand of the responder dealt, then walked: the sum over them of weight × the responder's
+    chips."""
+    n = matrices.shape[1]
+    holding, hand_size, played, public, deal_score, carry = deal_worlds(matrices, dealer, rules)
     # the first leader may differ between worlds (opening six: the first holder of a 6), and is seen: apart
     total = 0.0
     for leader in range(n):
