@@ -31,7 +31,7 @@ from agents.spec import UserAgent
 from snipsnap_env.cards import NUM_RANKS
 from snipsnap_env.engine import NUM_ACTIONS
 from snipsnap_env.jit_cache import drop_if_sources_changed
-from snipsnap_env.kernel import POLICIES, PUBLIC, TO_ACT, opening_rank, rule_codes
+from snipsnap_env.kernel import POLICIES, TO_ACT, opening_rank, rule_codes
 from snipsnap_env.kernel_observe import observe
 from snipsnap_env.kernel_state import POT as POT_INDEX
 from snipsnap_env.observation import OBS_DIM, table_template
@@ -42,8 +42,6 @@ from .exact import UnknownProbabilities, action_probabilities, dealt
 from .exact_walk import POT, _lead_probabilities, check_exact, deal_worlds, groups_of, play_led_set
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
-
-PUBLIC_SIZE = len(PUBLIC)
 BATCH_NODES = 200_000  # nodes gathered before the agents are asked (memory: ~700 bytes a node)
 WINDOW = 64  # hands walked side by side before their trees are taken
 
