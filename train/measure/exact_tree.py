@@ -42,6 +42,7 @@ from .exact import UnknownProbabilities, action_probabilities, dealt
 from .exact_walk import POT, _lead_probabilities, check_exact, deal_worlds, groups_of, play_led_set
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
+
 BATCH_NODES = 200_000  # nodes gathered before the agents are asked (memory: ~700 bytes a node)
 WINDOW = 64  # hands walked side by side before their trees are taken
 
