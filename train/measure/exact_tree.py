@@ -38,8 +38,8 @@ from snipsnap_env.observation import OBS_DIM, table_template
 from snipsnap_env.parallelism import cores
 from snipsnap_env.rules import make_rules
 
-from .exact import UnknownProbabilities, action_probabilities, dealt
-from .exact_walk import POT, _lead_probabilities, check_exact, deal_worlds, groups_of, play_led_set
+from .exact import UnknownProbabilities, action_probabilities
+from .exact_walk import POT, _lead_probabilities, check_exact, deal_worlds, groups_of, hands, play_led_set
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
 
@@ -165,21 +165,6 @@ def walk_hand(matrices, weights, dealer, seat, table_code, codes, template, capa
         if count[0] <= capacity:
             return tree, int(count[0]), float(root[0])
         capacity = int(count[0])
-
-
-def hands(num_players: int, rules, seat: int):
-    """Per dealer, the seat's possible hands: ``(dealer, matrices, weights)`` of the worlds dealt each hand."""
-    for dealer in range(num_players):
-        matrices, weights = zip(*dealt(num_players, rules, dealer))
-        stacked = np.zeros((len(matrices), num_players, NUM_RANKS), np.int8)
-        stacked[:, :, : rules.ranks] = np.array(matrices)
-        weights = np.array(weights)
-        rows = stacked[:, seat, :].astype(np.int64) @ (5 ** np.arange(NUM_RANKS))  # the seat's hand, as a key
-        order = np.argsort(rows, kind="stable")
-        starts = np.flatnonzero(np.diff(rows[order], prepend=-1))
-        for lo, hi in zip(starts, np.append(starts[1:], len(order))):
-            group = order[lo:hi]
-            yield dealer, stacked[group], weights[group]
 
 
 def probabilities(policy, obs: np.ndarray, mask: np.ndarray, name: str) -> tuple[np.ndarray, str]:

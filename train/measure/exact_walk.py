@@ -77,20 +77,25 @@ def exact_values(table: str, num_players: int, rules, seat: int = 0, policies=("
     table_code = POLICIES.index(table)
     own = {"optimum": BEST} | {name: POLICIES.index(name) for name in policies}
     totals = dict.fromkeys(own, 0.0)
+    for dealer, matrices, weights in hands(num_players, rules, seat):  # per name: the same order of sums as ever
+        for name, code in own.items():
+            totals[name] += _deal_and_walk(matrices, weights, dealer, seat, table_code, code, codes)
+    return {name: total / num_players for name, total in totals.items()}
+
+
+def hands(num_players: int, rules, seat: int):
+    """Per dealer, the seat's possible hands: ``(dealer, matrices, weights)`` of the worlds dealt each hand."""
     for dealer in range(num_players):
         matrices, weights = zip(*dealt(num_players, rules, dealer))
         stacked = np.zeros((len(matrices), num_players, NUM_RANKS), np.int8)
         stacked[:, :, : rules.ranks] = np.array(matrices)
         weights = np.array(weights)
-        rows = stacked[:, seat, :].astype(np.int64) @ (5 ** np.arange(NUM_RANKS))  # the responder's hand, as a key
+        rows = stacked[:, seat, :].astype(np.int64) @ (5 ** np.arange(NUM_RANKS))  # the seat's hand, as a key
         order = np.argsort(rows, kind="stable")
         starts = np.flatnonzero(np.diff(rows[order], prepend=-1))
-        bounds = np.append(starts, len(order))
-        for name, code in own.items():
-            for lo, hi in zip(bounds[:-1], bounds[1:]):
-                group = order[lo:hi]
-                totals[name] += _deal_and_walk(stacked[group], weights[group], dealer, seat, table_code, code, codes)
-    return {name: total / num_players for name, total in totals.items()}
+        for lo, hi in zip(starts, np.append(starts[1:], len(order))):
+            group = order[lo:hi]
+            yield dealer, stacked[group], weights[group]
 
 
 @numba.njit(cache=True, nogil=True)
