@@ -117,6 +117,7 @@ def _run(tmp_path: Path, name: str, *extra: str) -> Path:
                "--out", str(out), "--no-progress", *extra]  # fmt: skip
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
+    (tmp_path / f"{name}.stderr").write_text(result.stderr)
     return out
 
 
@@ -145,6 +146,7 @@ def _table(out: Path) -> dict:
 def test_here_and_in_two_processes_the_seeds_train_the_same_models_and_give_the_same_table(tmp_path):
     here, processes = _run(tmp_path, "here"), _run(tmp_path, "processes", "--workers", "2")
     assert (here / "results.json").read_bytes() == (processes / "results.json").read_bytes()
+    assert "Traceback" not in (tmp_path / "processes.stderr").read_text()  # idle workers end quietly
     assert sorted(p.name for p in (here / "models").iterdir()) == ["tiny_s0.zip", "tiny_s1.zip"]
 
 
