@@ -18,7 +18,9 @@ unexpected. Playing one needs numpy and safetensors (:func:`load_arrays`); build
 from __future__ import annotations
 
 import json
+import lzma
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +50,9 @@ def _policy_classes() -> dict:
 
 
 POLICY_KINDS = ("mlp", "rank_shared")
+#: what reading a damaged zip raises besides BadZipFile: a member flagged encrypted (RuntimeError), stored with a
+#: compression method zipfile lacks (NotImplementedError), a corrupt compressed stream, a cut-short file
+UNREADABLE_ZIP = (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error, lzma.LZMAError)
 _LEADING = [field for field in LAYOUT if field[0] in PER_RANK]  # the fields every version's layout begins with
 
 
@@ -56,7 +61,7 @@ def is_policy_file(path: str | Path) -> bool:
     try:
         with zipfile.ZipFile(path) as archive:
             return META_FILE in archive.namelist()
-    except (OSError, zipfile.BadZipFile):
+    except UNREADABLE_ZIP:
         return False
 
 
@@ -241,7 +246,7 @@ def read_policy_file(path: str | Path) -> tuple[dict, bytes]:
             weights = archive.read(WEIGHTS_FILE)
     except RecursionError:
         raise ValueError(f"{path}: its {META_FILE} nests too deep to be a policy's description") from None
-    except (OSError, zipfile.BadZipFile, ValueError) as error:
+    except (*UNREADABLE_ZIP, ValueError) as error:
         raise ValueError(f"{path} is not a readable policy file ({error})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{path}: {META_FILE} does not describe a {FORMAT} file")

@@ -137,6 +137,9 @@ PRESETS: dict[str, Rules] = {
 }
 
 
+MAX_OPTION_DIGITS = 18  # digits of a whole-number option, beyond any rule's bound (and int()'s own 4,300-digit limit)
+
+
 def make_rules(rules: "str | Rules | None" = "scarne", **overrides) -> Rules:
     """A ``Rules`` from a preset name, a spec ``"<preset>:<option>=<value>,..."`` (as the jobs' ``--rules`` takes
     it: ``"scarne:ranks=3"``) or a ``Rules`` value, with optional option overrides."""
@@ -175,6 +178,8 @@ def _parse_options(text: str) -> dict:
         elif kind is int:
             if not re.fullmatch(r"[+-]?[0-9]+", value):  # int() also reads other scripts' digits: "١" is 1
                 raise ValueError(f"rules option {name!r} got {value!r}; allowed: a whole number (digits 0-9)")
+            if len(value.lstrip("+-").lstrip("0")) > MAX_OPTION_DIGITS:  # int() itself refuses 4,300 digits, unnamed
+                raise ValueError(f"rules option {name!r} got a number of {len(value):,} digits; no rule takes one")
             options[name] = int(value)
         else:
             options[name] = value
@@ -182,14 +187,25 @@ def _parse_options(text: str) -> dict:
 
 
 def check_rules_spec(spec) -> str:
-    """``spec`` if it names rules :func:`make_rules` can make (a preset, optionally with options), else a
-    ValueError that says what is wrong with it."""
+    """``spec`` in its one spelling (:func:`canonical_spec`) if it names rules :func:`make_rules` can make (a
+    preset, optionally with options), else a ValueError that says what is wrong with it."""
     if not isinstance(spec, str):
         raise ValueError(
             f"rules got {spec!r}; allowed: a preset name ({', '.join(PRESETS)}), or <preset>:<option>=<value>"
         )
-    make_rules(spec)
-    return spec
+    return canonical_spec(spec)
+
+
+def canonical_spec(spec: str) -> str:
+    """The one spelling of the rules ``spec`` names: its preset, then the options that differ from the preset's, in
+    the order ``Rules`` declares them, values as Python writes them (``scarne:ranks=03``, ``scarne:ranks=+3`` and
+    ``scarne:ranks=3`` are one table, so one key and one folder; ``scarne:ranks=13`` is ``scarne``)."""
+    rules = make_rules(spec)
+    preset = spec.partition(":")[0]
+    base = PRESETS[preset]
+    changed = [f"{f.name}={str(getattr(rules, f.name)).lower() if isinstance(f.default, bool) else getattr(rules, f.name)}"
+               for f in dataclasses.fields(Rules) if getattr(rules, f.name) != getattr(base, f.name)]  # fmt: skip
+    return preset + (":" + ",".join(changed) if changed else "")
 
 
 def check_table(rules: Rules, num_players) -> int:

@@ -185,6 +185,25 @@ def test_bad_rules_options_are_clear_errors():
         snipsnap_env.Rules(ante=2)
     with pytest.raises(ValueError, match="rules option 'chips' got 1"):
         snipsnap_env.Rules(chips=1)
+    with pytest.raises(ValueError, match="rules option 'ranks' got a number of 5,000 digits"):
+        snipsnap_env.make_rules("scarne:ranks=" + "1" * 5000)  # not int()'s own message, which names no option
+
+
+def test_one_table_has_one_spelling_so_one_key_and_one_folder():
+    from snipsnap_env.rules import canonical_spec
+    from train.runner.results_folder import default_out
+
+    spellings = ["scarne:ranks=3", "scarne:ranks=03", "scarne:ranks=+3", "scarne: ranks = 3 "]
+    assert {canonical_spec(s) for s in spellings} == {"scarne:ranks=3"}
+    assert canonical_spec("scarne:ranks=13") == "scarne"  # the preset's own value: the preset
+    assert canonical_spec("scarne:ranks=4,multi_play=TRUE") == canonical_spec("scarne:multi_play=true,ranks=4")
+    assert snipsnap_env.make_rules(canonical_spec("scarne:ranks=4,multi_play=true")) == snipsnap_env.make_rules(
+        "scarne:ranks=4,multi_play=true"
+    )
+    from train.evaluate import JOB
+
+    folders = {default_out("evaluate", vars(JOB.parser().parse_args(["--rules", s]))) for s in spellings}
+    assert len(folders) == 1, folders
 
 
 @pytest.mark.parametrize(

@@ -222,3 +222,34 @@ def test_a_weakened_copy_changes_only_the_actor_plays_worse_and_has_the_same_byt
         with pytest.raises(SystemExit):
             weakened_model.main([*argv, "--out", str(tmp_path / "c.zip")])
         assert says in capsys.readouterr().err
+
+
+def damaged(path: Path, flag: int = 0, method: int | None = None) -> Path:
+    """The shipped model with every member's header (local and central) given ``flag`` bits and ``method``."""
+    data = bytearray(SHIPPED_MODEL.read_bytes())
+    for signature, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = data.find(signature)
+        while at >= 0:
+            data[at + flags_at] |= flag
+            if method is not None:
+                data[at + flags_at + 2 : at + flags_at + 4] = method.to_bytes(2, "little")
+            at = data.find(signature, at + 4)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("flag, method, words", [(1, None, "encrypted"), (0, 93, "compression"),
+                                                 (0, 99, "compression")])  # fmt: skip
+def test_a_zip_with_encrypted_or_unknown_compression_members_is_a_one_line_refusal(tmp_path, capsys, flag, method,
+                                                                                   words):  # fmt: skip
+    from train import evaluate
+
+    bad = damaged(tmp_path / "bad.zip", flag, method)
+    with pytest.raises(ValueError, match=words) as refused:
+        agents.make("ppo", path=bad)
+    assert str(bad) in str(refused.value) and "\n" not in str(refused.value)
+    with pytest.raises(SystemExit) as exit_:
+        evaluate.main(["--candidates", f"ppo:{bad}", "--deals", "10", "--out", str(tmp_path / "out")])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(error.strip().splitlines()) == 1 and words in error, error
+    assert not (tmp_path / "out").exists()

@@ -110,6 +110,14 @@ def test_the_report_gives_each_seed_the_iqm_and_the_share_of_the_exact_optimum()
     assert "share_of_optimum" not in entry and entry["below_optimum"] == pytest.approx(-0.4)
 
 
+HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time, the hashes of it, the lock's PID
+
+
+def _files(out: Path) -> set[Path]:
+    """The files of a results folder but those that hold wall time."""
+    return {p.relative_to(out) for p in out.rglob("*") if p.is_file()} - {Path(n) for n in HELD_APART}
+
+
 def _run(tmp_path: Path, name: str, *extra: str) -> Path:
     """The job's example in a process of its own, training into its own runs folder."""
     out = tmp_path / name
@@ -146,6 +154,11 @@ def _table(out: Path) -> dict:
 def test_here_and_in_two_processes_the_seeds_train_the_same_models_and_give_the_same_table(tmp_path):
     here, processes = _run(tmp_path, "here"), _run(tmp_path, "processes", "--workers", "2")
     assert (here / "results.json").read_bytes() == (processes / "results.json").read_bytes()
+    # from fresh --runs folders: every file the same bytes, but for wall time (provenance.json, and its hash)
+    files = _files(here)
+    assert files == _files(processes)
+    differ = [str(f) for f in sorted(files) if (here / f).read_bytes() != (processes / f).read_bytes()]
+    assert not differ, differ
     assert "Traceback" not in (tmp_path / "processes.stderr").read_text()  # idle workers end quietly
     assert sorted(p.name for p in (here / "models").iterdir()) == ["tiny_s0.zip", "tiny_s1.zip"]
 
@@ -218,3 +231,26 @@ def test_with_exact_every_model_is_valued_exactly_and_kept(tmp_path):
                                    "scarne:ranks=3")  # fmt: skip
     assert entry["recipes"]["tiny"]["seeds"] == [pytest.approx(values["m"] - values["most_copies"], abs=1e-12)]
     assert "valued exactly over every deal of the deck" in (out / "results.md").read_text()
+
+
+@pytest.mark.training
+def test_a_run_another_job_trains_now_is_refused_before_any_folder_naming_runs(tmp_path, capsys):
+    import fcntl
+
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    flags = [*seeds.JOB.example, "--runs", str(runs), "--out", str(out), "--no-progress"]
+    plan = seeds.check(seeds.parser().parse_args(flags))
+    if plan.close:
+        plan.close()
+    busy = runs / plan.settings["arms"]["tiny"]["runs"][1]
+    busy.mkdir(parents=True)
+    with open(busy / ".lock", "w") as lock:  # as a training run holds it
+        lock.write("4242")
+        lock.flush()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with pytest.raises(SystemExit) as stop:
+            seeds.main(flags)
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and len(error.strip().splitlines()) == 1, error
+    assert "in use by another training run (pid 4242)" in error and "--runs" in error and "--run-name" not in error
+    assert not out.exists() and sorted(p.name for p in runs.iterdir()) == [busy.name]

@@ -57,10 +57,9 @@ def from_seeds(folder: Path) -> dict:
     if not args.is_file():
         raise ValueError(f"--from-seeds {folder}: no args.json there (not a train.seeds results folder)")
     settings = json.loads(args.read_text())
-    seconds = {}
-    for unit in sorted(folder.glob("units/*_s*.json")):
-        record = json.loads(unit.read_text())
-        seconds[unit.stem] = record.get("training_seconds")
+    provenance = folder / "provenance.json"  # wall time lives there, not in the units
+    timings = json.loads(provenance.read_text()).get("timings", {}) if provenance.is_file() else {}
+    seconds = timings.get("training_seconds", {})
     entries = {}
     for arm, recipe in settings.get("arms", {}).items():
         stems = [f"{arm}_s{seed}" for seed in settings["seeds"]]

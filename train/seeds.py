@@ -51,6 +51,7 @@ from .runner.cli import (
 from .runner.job import Job, Plan
 from .runner.parts_bar import Part, PartsBar
 from .runner.results_folder import kept, refuse_foreign
+from .runner.run_folder import refuse_if_busy
 from .runner.units import add_ray_flags, require_ray, start_runner
 
 REFERENCE = "most_copies"
@@ -118,7 +119,6 @@ def train_seed(arm: str, seed: int, args: Args, evaluation: Evaluation) -> dict:
         "run": run.name,
         "model_sha256": sha256(model),
         "ppo_timesteps": int(float(curve[-1][0])) if curve else 0,
-        "training_seconds": float(curve[-1][-1]) if curve else None,  # the run's own record, kept in its folder
         "gains": by_size,
         "model": model.read_bytes(),
     }
@@ -199,6 +199,8 @@ def check(flags) -> Plan:
     runs = str(Path(flags.runs).resolve())  # the same folder for a unit in another process or on a Ray worker
     # each seed's training settings, built and checked once: the units train exactly what the settings key
     trainings = {(arm.name, s): arm.args(flags.rules, s, runs) for arm in arms for s in flags.seeds}
+    for args in trainings.values():  # a run another job trains now: refused before any folder, not mid-work
+        refuse_if_busy(Path(runs) / args.run_name, "training run", "--runs")
     flags.optimum = flags.optimum or flags.exact
     evaluation = Evaluation(tuple(flags.players), tuple(flags.opponents), flags.rules, flags.deals, flags.seed,
                             flags.exact)  # fmt: skip
@@ -257,9 +259,18 @@ def run_units(trainings, flags, evaluation, references, folder, runner, settings
                 folder.write(folder.path / "models" / f"{name}.zip", lambda p, data=model: p.write_bytes(data))
             folder.write(_unit_path(folder, name), lambda p, r=result: p.write_text(json.dumps(r, indent=1)))
             done[name] = result
-    timings = {r["arm"] + f"_s{r['seed']}": r["training_seconds"] for r in done.values() if "arm" in r}
-    folder.timings.update({"training_seconds": timings})
+    folder.timings.update({"training_seconds": {f"{arm}_s{seed}": training_seconds(args)
+                                                for (arm, seed), args in trainings.items()}})
     return save_report(settings, done, folder, flags.bootstrap_seed)
+
+
+def training_seconds(args: Args) -> float | None:
+    """The seconds a seed's run trained, from the run's own record (its eval.csv): wall time, so it goes to
+    provenance.json, never into a unit's result (the same command from a fresh --runs writes the same units)."""
+    from .learn.checkpoints import read_eval_rows
+
+    curve = read_eval_rows(Path(args.out_dir) / args.run_name / "eval.csv")
+    return float(curve[-1][-1]) if curve else None
 
 
 def _unit_path(folder, name: str) -> Path:

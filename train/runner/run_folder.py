@@ -131,6 +131,27 @@ def open_lock(path: Path):
     return os.fdopen(descriptor, "r+")
 
 
+def refuse_if_busy(path: Path, noun: str, flag: str) -> None:
+    """:class:`RunFolderBusy` if another process holds the lock of the folder ``path`` (tested on its lock file if
+    there is one, creating nothing): a job that will work in the folder says so before it makes anything."""
+    lock_path = Path(path) / LOCK_FILE
+    if not lock_path.is_file():
+        return
+    try:
+        descriptor = os.open(lock_path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return  # unreadable: opening it for the lock says why
+    with os.fdopen(descriptor) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        except BlockingIOError:
+            owner = lock.read().strip() or "?"
+            raise RunFolderBusy(
+                f"{path} is in use by another {noun} (pid {owner}); wait for it or choose another {flag}"
+            ) from None
+
+
 class RunFolder:
     """``with RunFolder(path, settings, resume, overwrite) as folder:`` — the job owns ``path`` until the block
     ends, and writes there only through ``folder.write`` / ``folder.record``, which list each file in the
@@ -242,29 +263,10 @@ class RunFolder:
             )
 
     def _refuse_if_busy(self) -> None:
-        """:class:`RunFolderBusy` if another process holds the folder's lock (tested on the lock file if there
-        is one, creating nothing): that is the first thing to say about a folder in use."""
-        if self._lock is not None or not (self.path / LOCK_FILE).is_file():
-            return
-        try:
-            descriptor = os.open(self.path / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            return  # unreadable: opening it for the lock says why
-        with os.fdopen(descriptor) as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(lock, fcntl.LOCK_UN)
-            except BlockingIOError:
-                raise self._busy(lock) from None
-
-    def _busy(self, lock) -> RunFolderBusy:
-        """The refusal for a folder whose ``lock`` (an open lock file) another process holds: its PID named."""
-        lock.seek(0)
-        owner = lock.read().strip() or "?"
-        return RunFolderBusy(
-            f"{self.path} is in use by another {self.noun} (pid {owner}); wait for it or choose another "
-            f"{self._name_flag}"
-        )
+        """:class:`RunFolderBusy` if another process holds the folder's lock: that is the first thing to say
+        about a folder in use."""
+        if self._lock is None:
+            refuse_if_busy(self.path, self.noun, self._name_flag)
 
     def write(self, path: Path, write, hashed: bool = True) -> Path:
         """``write(temporary_path)`` renamed to ``path`` (in the folder), listed in the manifest; refuses to
