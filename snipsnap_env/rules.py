@@ -203,8 +203,9 @@ def canonical_spec(spec: str) -> str:
     rules = make_rules(spec)
     preset = spec.partition(":")[0]
     base = PRESETS[preset]
-    changed = [f"{f.name}={str(getattr(rules, f.name)).lower() if isinstance(f.default, bool) else getattr(rules, f.name)}"
-               for f in dataclasses.fields(Rules) if getattr(rules, f.name) != getattr(base, f.name)]  # fmt: skip
+    values = {f.name: getattr(rules, f.name) for f in dataclasses.fields(Rules)}
+    written = {name: str(value).lower() if isinstance(value, bool) else value for name, value in values.items()}
+    changed = [f"{name}={written[name]}" for name, value in values.items() if value != getattr(base, name)]
     return preset + (":" + ",".join(changed) if changed else "")
 
 
