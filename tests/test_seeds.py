@@ -254,3 +254,59 @@ def test_a_run_another_job_trains_now_is_refused_before_any_folder_naming_runs(t
     assert stop.value.code == 2 and len(error.strip().splitlines()) == 1, error
     assert "in use by another training run (pid 4242)" in error and "--runs" in error and "--run-name" not in error
     assert not out.exists() and sorted(p.name for p in runs.iterdir()) == [busy.name]
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that is still running (a zombie is not: it has ended, unreaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.training
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc (Linux)")
+def test_sigkill_of_the_job_alone_leaves_no_worker_running_and_the_rerun_finishes(tmp_path):
+    """As the OOM killer does: SIGKILL to the job's own process while its two workers train. The workers end with
+    it (within seconds, not 30); the same command then finishes, nothing in use by an orphan."""
+    recipe = seeds.TINY.replace("--total-timesteps 256", "--total-timesteps 8192")
+    flags = ["--recipe", recipe, "--seeds", "0", "1", "--players", "3", "--deals", "40", "--references", "random",
+             "--workers", "2"]  # fmt: skip
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    command = [sys.executable, "-m", "train.seeds", *flags, "--runs", str(runs), "--out", str(out), "--no-progress"]
+    job = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 300
+        while not _trusted_checkpoint(runs, "seeds_tiny_s*"):  # both workers are training
+            assert job.poll() is None and time.monotonic() < deadline, "the job ended before it was killed"
+            time.sleep(0.05)
+        workers = [pid for pid in _children(job.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()]
+        assert len(workers) == 2, workers
+        job.kill()  # the job's process alone: its workers get no signal
+    finally:
+        job.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in workers if _alive(pid)]
+    for pid in left:  # the test's own cleanup, so that a failure leaves nothing running either
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers {left} still run 30 s after their job was killed"
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert (out / "results.json").exists()

@@ -26,6 +26,7 @@ import numpy as np
 from .measure.speed import add_json_flags, check_json, save_json
 from .runner.cli import between, new_parser, require
 from .runner.job import Job, Plan
+from .runner.units import end_with_parent
 
 ENVS = ("vector", "sb3", "training", "aec")
 MAX_SECONDS = 3600.0
@@ -83,6 +84,7 @@ def _stepper(kind: str, seed: int):
 
 def _measure(kind: str, seed: int, seconds: float, start, results) -> None:
     """In a process of its own: warm up (compile), wait for the others, then count decisions for ``seconds``."""
+    end_with_parent()
     step = _stepper(kind, seed)
     for _ in range(5):
         step()
@@ -94,7 +96,8 @@ def _measure(kind: str, seed: int, seconds: float, start, results) -> None:
 
 
 def _busy(stop) -> None:
-    """A process that keeps one core busy in plain Python until ``stop`` is set."""
+    """A process that keeps one core busy in plain Python until ``stop`` is set (or this job's process dies)."""
+    end_with_parent()
     total = 0
     while not stop.is_set():
         for i in range(100_000):

@@ -63,11 +63,36 @@ def _worker_sigterm(signum, frame) -> None:
     raise SystemExit(143)
 
 
+ORPHANED = 137  # the exit status of a child whose parent died (as SIGKILL's: nobody is there to read it)
+
+
+def end_with_parent() -> None:
+    """In a child process that multiprocessing started: end it the moment its parent dies, however the parent dies
+    (SIGKILL, the OOM killer): a thread waits on the parent's sentinel, a pipe only the parent holds open. An
+    orphaned worker would otherwise live on, blocked sending its result to nobody (SIGTERM cannot end it there:
+    the pool's worker loop catches the exit and tries to send that too), holding the job's folders locked. What a
+    unit had kept stays (checkpoints are renamed into place whole); the rerun resumes from it."""
+    import multiprocessing
+    import threading
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(ORPHANED)
+
+    threading.Thread(target=watch, name="ends with its parent", daemon=True).start()
+
+
 def _worker_started(threads: int) -> None:
-    """A process of :class:`InProcesses`, before its first unit: SIGTERM as :func:`_worker_sigterm` says, and the
-    compiled loops on its share of the cores."""
+    """A process of :class:`InProcesses`, before its first unit: it ends with its parent (:func:`end_with_parent`),
+    SIGTERM as :func:`_worker_sigterm` says, and the compiled loops on its share of the cores."""
     import numba
 
+    end_with_parent()
     signal.signal(signal.SIGTERM, _worker_sigterm)
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
 
