@@ -4,8 +4,10 @@ every job in one line that names them (exit 1), never a traceback; a bug stays a
 from __future__ import annotations
 
 import errno
+import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import pytest
 import test_jobs
 from test_jobs import ROOT, example, jobs, run, with_out
 
+from train.learn.run import TINY_RUN
 from train.runner import run_folder
 from train.runner.faults import fault_of
 from train.runner.job import Job, Plan
@@ -155,3 +158,44 @@ def test_loading_numba_s_blas_leaves_the_thread_setting_as_it_was():
         env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"} | given
         done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
         assert done.stdout.strip() == given.get("OPENBLAS_NUM_THREADS", "None"), done.stderr
+
+
+def _can_mount() -> str:
+    """Why a tmpfs cannot be mounted in a mount namespace of the test's own here ("" when it can)."""
+    if not shutil.which("unshare") or not shutil.which("mount"):
+        return "no unshare or mount command"
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "mount", "-t", "tmpfs", "tmpfs",
+                            tempfile.gettempdir()], capture_output=True, text=True)  # fmt: skip
+    return "" if probe.returncode == 0 else f"cannot mount a tmpfs in a mount namespace ({probe.stderr.strip()})"
+
+
+SMALL_DISK_JOBS = {
+    "evaluate": {"argv": ["train.evaluate", "--candidates", "most_copies", "random", "--deals", "300", "--out",
+                          "{out}", "--no-progress"], "results": "", "compare": None},
+    "train_ppo": {"argv": ["train.train_ppo", *TINY_RUN, "--runs", "{out}", "--run-name", "r"], "results": "r",
+                  "compare": ["final_model.zip", "best_model.zip"]},  # args.json names its folder
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SMALL_DISK_JOBS)
+def test_after_a_real_full_disk_the_same_command_finishes_with_the_bytes_of_a_run_that_never_failed(name, tmp_path):
+    """On a real 16 MB tmpfs filled but for 0 to 256 kB (each amount stops the job at another write): the job ends
+    in one line, and once the space is back the same command finishes with results byte-equal to a clean run's —
+    never refused for the partial files its own cut-short writes left."""
+    why = _can_mount()
+    if why:
+        pytest.skip(why)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    command = ["unshare", "--mount", "--propagation", "private", sys.executable, str(ROOT / "tests" / "small_disk.py"),
+               str(disk), json.dumps(SMALL_DISK_JOBS[name])]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for outcome in json.loads(done.stdout.strip().splitlines()[-1]):
+        said = f"{name} with {outcome['free']} bytes free"
+        assert outcome["first"] in (0, 1, 2), (said, outcome)
+        if outcome["first"]:
+            assert "no space left" in outcome["said"].lower() and "Traceback" not in outcome["said"], (said, outcome)
+        assert outcome["again"] == 0, (said, outcome["err"])
+        assert not outcome["differ"], (said, outcome["differ"])

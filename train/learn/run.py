@@ -123,6 +123,29 @@ def train_or_reuse(args: Args) -> Path:
     return run_dir
 
 
+def open_logs(folder, run_dir: Path):
+    """SB3's logger of the run: progress.csv and a TensorBoard file, each listed in the folder's manifest as the
+    run's own. progress.csv is listed before it is made; the TensorBoard file is named by the library as it opens
+    it, so one the manifest could not list (a full disk) is removed again: a write cut short leaves no file that
+    would make the folder foreign to the rerun."""
+    from stable_baselines3.common.logger import Logger, make_output_format
+
+    folder.manifest.record_pending(run_dir / "progress.csv")
+    try:
+        tensorboard = make_output_format("tensorboard", str(run_dir))
+        logger = Logger(str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), tensorboard])
+        folder.record(run_dir / "progress.csv")
+        for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
+            if not folder.manifest.owns(events):
+                folder.record(events)
+    except OSError:
+        for events in run_dir.glob("events.out.tfevents.*"):
+            if not folder.manifest.owns(events):
+                events.unlink(missing_ok=True)
+        raise
+    return logger
+
+
 def kernel_compiled() -> bool:
     """Whether the compiled modules training runs are already in numba's cache (then no compile note is printed)."""
     from snipsnap_env import batch_kernels, kernel_network, lead_values
@@ -133,7 +156,6 @@ def kernel_compiled() -> bool:
 
 def _train(args: Args, folder: RunFolder) -> Path:
     import torch
-    from stable_baselines3.common.logger import Logger, make_output_format
     from stable_baselines3.common.vec_env import VecNormalize
 
     set_torch_threads(args.threads)
@@ -170,12 +192,7 @@ def _train(args: Args, folder: RunFolder) -> Path:
         say(f"resuming {run_dir} from {checkpoint.name} at {model.num_timesteps:,} timesteps")
     else:
         model = new_model(args, env)
-    tensorboard = make_output_format("tensorboard", str(run_dir))
-    model.set_logger(Logger(str(run_dir), [ResumableCSV(str(run_dir / "progress.csv")), tensorboard]))
-    folder.record(run_dir / "progress.csv")
-    for events in run_dir.glob("events.out.tfevents.*"):  # the file the TensorBoard output has just opened
-        if not folder.manifest.owns(events):
-            folder.record(events)
+    model.set_logger(open_logs(folder, run_dir))
     state = RunState(point)  # the latest resume point, then one taken where each rollout starts
     started = time.perf_counter()
     distilling = checkpoint is None and bool(args.teacher)

@@ -129,9 +129,11 @@ class Manifest:
         return Path(path)
 
     def _listed_or_partial(self, name: str) -> bool:
-        """Listed, the folder's bookkeeping, or a temporary file of a listed one (a write cut short)."""
+        """Listed, the folder's bookkeeping, or a temporary file of either (a write cut short: a full disk can
+        stop the very first write of the manifest, leaving ``manifest.json.partial`` and no manifest)."""
         partial = _PARTIAL.match(name)
-        return name in self.files or name in _INFRASTRUCTURE or bool(partial and partial.group(1) in self.files)
+        owned = set(self.files) | _INFRASTRUCTURE
+        return name in owned or bool(partial and partial.group(1) in owned)
 
     def foreign(self) -> list[str]:
         """The files (and symbolic links) in the folder that the manifest does not list, sorted."""
