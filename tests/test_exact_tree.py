@@ -216,7 +216,7 @@ def test_the_compiled_walk_loads_from_its_cache_in_a_second_process(tmp_path):
 
 
 # the small-deck studies measured exactly, their models kept (seeds_small_deck_r6 and the _r4 variants: sampled records)
-SMALL_DECKS = ("seeds_small_deck_r4", "seeds_small_deck_r5")
+SMALL_DECKS = ("seeds_small_deck_r4", "seeds_small_deck_r5", "seeds_small_deck_r6")
 
 
 @pytest.mark.slow
