@@ -15,6 +15,8 @@ import pytest
 
 from train import matrix
 
+ROOT = Path(__file__).resolve().parent.parent
+
 pytest.importorskip("matplotlib")
 TINY = ["--players", "3", "4", "--rules", "scarne", "--agents", "random", "most_copies", "--deals", "600"]
 TINY += ["--shard-deals", "250", "--no-progress"]
@@ -158,3 +160,26 @@ def test_variance_reduction_keeps_the_gain_as_played_beside_the_reduced_one(tmp_
 def run_flags(flags: list[str], out: Path) -> bytes:
     matrix.main([*flags, "--out", str(out)])
     return (out / "matrix.json").read_bytes()
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_local_ray_keeps_its_session_files_in_the_jobs_temporary_folder_and_removes_them(tmp_path):
+    """Ray's default is /tmp/ray/session_<date>_<pid>/ with /tmp/ray/session_latest repointed, and a token in
+    ~/.ray/auth_token: files outside every folder the job names, left behind. Here they live in the job's
+    temporary folder and go with the job."""
+    pytest.importorskip("ray")
+    home, temporary = tmp_path / "home", tmp_path / "t"
+    home.mkdir()
+    temporary.mkdir()
+    shared = sorted(Path("/tmp/ray").glob("*")) if Path("/tmp/ray").is_dir() else []
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RAY_")}  # a local Ray
+    caches = tmp_path / "caches"  # matplotlib's font cache and config: a library's cache, not Ray's
+    env |= {"HOME": str(home), "TMPDIR": str(temporary), "MPLCONFIGDIR": str(caches), "XDG_CACHE_HOME": str(caches)}
+    command = [sys.executable, "-m", "train.matrix", *TINY, "--out", str(tmp_path / "ray"), "--ray", "--workers", "1"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not list(home.rglob("*")), sorted(home.rglob("*"))
+    assert not list(temporary.rglob("*")), sorted(temporary.rglob("*"))
+    now = sorted(Path("/tmp/ray").glob("*")) if Path("/tmp/ray").is_dir() else []
+    assert now == shared, sorted(set(now) - set(shared))

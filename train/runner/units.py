@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
 
 from .cli import MAX_WORKERS, between, require
@@ -161,14 +162,21 @@ class OnRay:
     def __init__(self, address: str | None, workers: int | None = None):
         import ray
 
-        self.ray = ray
+        self.ray, self._temporary, self._token = ray, None, False
         handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         if address:
             ray.init(address=address)
         elif os.environ.get("RAY_ADDRESS"):
             ray.init()  # joins the cluster RAY_ADDRESS names
         else:
-            ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False)
+            self._temporary = ray_temporary_folder()
+            if not {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ):  # not into ~/.ray/auth_token
+                os.environ["RAY_AUTH_TOKEN"], self._token = secrets.token_hex(32), True
+            try:
+                ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, _temp_dir=str(self._temporary))
+            except BaseException:
+                self.close()
+                raise
         for sig, handler in handlers.items():  # Ray's driver takes SIGTERM; the runner owns the signals
             signal.signal(sig, handler)
         self._task = ray.remote(max_retries=MAX_RETRIES, num_cpus=1)(work_unit)
@@ -184,6 +192,30 @@ class OnRay:
 
     def close(self):
         self.ray.shutdown()
+        if self._temporary is not None:  # the local Ray's session files: the job's own, gone with it
+            import shutil
+
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
+        if self._token:
+            os.environ.pop("RAY_AUTH_TOKEN", None)
+            self._token = False
+
+
+#: the longest folder a local Ray's session may live in: its sockets' paths (``<folder>/session_<date>_<pid>/
+#: sockets/plasma_store``) must fit the 107 bytes of a Unix socket's address
+MAX_RAY_FOLDER = 40
+
+
+def ray_temporary_folder():
+    """A fresh folder for a local Ray's session files, in the temporary folder (or /tmp where that one's path is
+    too long for Ray's sockets), removed when the runner closes: Ray's default, ``/tmp/ray/session_*`` with
+    ``/tmp/ray/session_latest`` repointed, outlives the job and is shared by every job."""
+    import tempfile
+    from pathlib import Path
+
+    base = tempfile.gettempdir()
+    return Path(tempfile.mkdtemp(prefix="ray-", dir=base if len(base) <= MAX_RAY_FOLDER - 12 else "/tmp"))
 
 
 def add_ray_flags(job: argparse.ArgumentParser) -> None:
