@@ -15,6 +15,8 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +31,9 @@ WATCHDOG = 240  # seconds: a run still going then has hung (the slowest example 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.symlink": (1,),
             "os.link": (1,), "os.truncate": (0,), "shutil.rmtree": (0,), "os.chmod": (0,)}  # fmt: skip
+#: where each event gives the folder (a file descriptor) its relative paths are taken in: shutil.rmtree walks a tree
+#: by descriptors, naming each entry by its bare name
+_DIR_FD = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.symlink": 2}
 
 
 @dataclass
@@ -45,6 +50,7 @@ class Report:
     fate: str = "unsent"
     answered: float = 0.0
     made: list[str] = field(default_factory=list)  # the agents (registry names) made during the work
+    lingering: list[str] = field(default_factory=list)  # processes it started still running after it ended
 
 
 #: folders of installed software under the home folder, not walked (hundreds of thousands of files): the Python
@@ -107,17 +113,28 @@ def _written_here() -> list[Path]:
     return held
 
 
+#: what importing and compiling names a file in a ``__pycache__``: bytecode (and importlib's temporary twin),
+#: numba's index and compiled code (and its temporary twins), the kernel's source stamps (snipsnap_env.jit_cache)
+_CACHE_NAMES = re.compile(
+    r"^(?P<stem>[A-Za-z_][\w]*)\.(cpython-\d+(\.opt-\d)?\.pyc(\.\d+)?"
+    r"|[^/]*-\d+\.py\d+(\.\d+)?\.nb[ic](\.tmp\.[\w-]+)?|sources-sha256)$"
+)
+
+
 def _compiled_cache(path: str, root: Path) -> bool:
-    """What importing and compiling writes, and nothing else: bytecode and numba's cache of the project's own
-    modules (with numba's and importlib's temporary names, and the kernel's source stamps: snipsnap_env.jit_cache)
-    in their ``__pycache__``, and bytecode of the installed libraries in theirs."""
+    """What importing and compiling writes, and nothing else: a ``__pycache__`` folder of the project's, and in
+    one the bytecode, numba cache or source stamp of a module that is there beside it (``x.cpython-311.pyc`` with
+    ``x.py``); bytecode of the installed libraries in theirs."""
     where = Path(path)
     if where.name == "__pycache__" and where.is_relative_to(root):  # made, or tried for writing (numba's check)
         return True
     if where.parent.name != "__pycache__":
         return False
+    named = _CACHE_NAMES.match(where.name)
+    if not named or not (where.parent.parent / f"{named['stem']}.py").is_file():
+        return False
     if where.is_relative_to(root):
-        return any(kind in where.name for kind in (".pyc", ".nbi", ".nbc", ".sources-sha256"))
+        return True
     installed = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve())
     return ".pyc" in where.name and any(where.is_relative_to(prefix) for prefix in installed)
 
@@ -131,34 +148,71 @@ def changed_outside(before: dict, after: dict, places: list[Path], root: Path) -
             if not any(_within(Path(path), place) for place in inside) and not _compiled_cache(path, root)]  # fmt: skip
 
 
+_SANDBOX: list[str] = []  # why this machine cannot sandbox a job ("" when it can), found once
+
+
+def sandbox_unavailable() -> str:
+    """"" when jobs are watched in the sandbox (tests/sandbox.py), else why not: then they are watched by
+    snapshots and audit hooks only, and the test run's header says so (conftest.py)."""
+    if not _SANDBOX:
+        import sandbox
+
+        _SANDBOX.append(sandbox.available())
+    return _SANDBOX[0]
+
+
 def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: int = 0, after: float = 0.0,
             root: Path = ROOT) -> Report:  # fmt: skip
     """Run ``python -m train.<name> argv`` from ``cwd`` (with the project at ``root``), allowed to write in
-    ``places`` only, sending ``signum`` (0: none) ``after`` seconds into its work."""
+    ``places`` only, sending ``signum`` (0: none) ``after`` seconds into its work: in the sandbox where the machine
+    makes one (writes elsewhere fail or never land, and are named; a process left running is named), else
+    watched by snapshots of the places around it."""
     cwd = Path(cwd)
     scratch = Path(tempfile.mkdtemp(prefix="watch-", dir=cwd.parent))
     home, temporary = Path.home(), Path(tempfile.gettempdir())
-    # the test's own folder (the working folder and its siblings) in full, the temporary folder's top level: other
-    # processes of the machine (a CI harness, a terminal's tools) keep files deep in folders of their own there
-    roots = [root, cwd.parent, home, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
-    skip = [scratch, *(home / name for name in INSTALLS), *_written_here()]
+    sandboxed = not sandbox_unavailable()
+    if sandboxed:  # only the inputs are snapshot: nothing else the job could reach changes on the disk
+        roots, skip = [root, cwd.parent], [scratch, *_written_here()]
+    else:  # the test's own folder in full, the temporary folder's top level, home and shared memory
+        roots = [root, cwd.parent, home, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
+        skip = [scratch, *(home / name for name in INSTALLS), *_written_here()]
 
     def seen_now() -> dict:
-        return snapshot(roots, skip) | top_level(temporary, skip)
+        return snapshot(roots, skip) | ({} if sandboxed else top_level(temporary, skip))
 
     before = seen_now()
+    projects = sorted({str(root), os.path.realpath(root), str(ROOT), os.path.realpath(ROOT)})
+    layers = Path(tempfile.mkdtemp(prefix="layers-", dir=temporary)) if sandboxed else None
     spec = {"name": name, "argv": argv, "cwd": str(cwd), "places": [str(p) for p in places], "signum": signum,
-            "after": after, "root": str(root), "tmp": str(scratch), "report": str(scratch / "report.json")}  # fmt: skip
+            "after": after, "root": str(root), "tmp": str(scratch), "report": str(scratch / "report.json"),
+            "layers": str(layers), "projects": projects}  # fmt: skip
     (scratch / "spec.json").write_text(json.dumps(spec))
     environment = {**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(scratch), "COLUMNS": "80",
                    "TORCHINDUCTOR_CACHE_DIR": str(scratch / "torch"), "MPLCONFIGDIR": str(scratch / "matplotlib"),
                    "XDG_CACHE_HOME": str(scratch / "cache")}  # fmt: skip (libraries' caches: the job's own scratch)
-    command = [sys.executable, str(Path(__file__).resolve()), str(scratch / "spec.json")]
-    done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=WATCHDOG + 30)
-    report = scratch / "report.json"
-    if not report.exists():  # the watchdog fired, or the process died before it could report
+    if sandboxed:
+        import sandbox
+
+        command = sandbox.command(scratch / "spec.json")
+    else:
+        command = [sys.executable, str(Path(__file__).resolve()), str(scratch / "spec.json")]
+    try:
+        done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True,
+                              timeout=WATCHDOG + 60)  # fmt: skip
+    finally:
+        if layers is not None:
+            shutil.rmtree(layers, ignore_errors=True)
+    if sandboxed:
+        import sandbox
+
+        lines = [line for line in done.stdout.splitlines() if line.startswith(sandbox.REPORT_MARK)]
+        found = lines[-1][len(sandbox.REPORT_MARK):] if lines else ""
+    else:
+        report = scratch / "report.json"
+        found = report.read_text() if report.exists() else ""
+    if not found.strip():  # the watchdog fired, or the job died before it could report
         raise AssertionError(f"train.{name} {argv} did not finish (exit {done.returncode}):\n{done.stderr[-4000:]}")
-    seen = Report(**json.loads(report.read_text()), err=done.stderr)
+    seen = Report(**json.loads(found), err=done.stderr)
     seen.outside += changed_outside(before, seen_now(), places, root)
     return seen
 
@@ -169,7 +223,8 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
 def _allowed(spec: dict) -> list[Path]:
     """The job's places, its own temporary folder (the libraries' caches are pointed there too) and /dev/null:
     nothing else, not even the user's caches."""
-    return [Path(os.path.realpath(p)) for p in (*spec["places"], spec["tmp"], os.devnull)]
+    private = [spec["private_tmp"]] if spec.get("private_tmp") else []  # the sandbox's temporary folder
+    return [Path(os.path.realpath(p)) for p in (*spec["places"], spec["tmp"], *private, os.devnull)]
 
 
 def _ipc(path: Path) -> bool:
@@ -198,12 +253,17 @@ def _watch_writes(allowed: list[Path], outside: list[str], root: Path) -> None:
             paths = [path] if writes else []
         else:
             paths = [args[i] for i in _CHANGES.get(event, ()) if i < len(args)]
+        at = _DIR_FD.get(event)
+        folder = args[at] if at is not None and at < len(args) and isinstance(args[at], int) else None
         for path in paths:
             if not isinstance(path, (str, bytes, os.PathLike)):
                 continue  # a file descriptor: opened (and watched) before
             busy.on = True
             try:
-                where = Path(os.path.realpath(os.fsdecode(path)))
+                name = os.fsdecode(path)
+                if folder is not None and not os.path.isabs(name):  # relative to that folder, not to the cwd
+                    name = os.path.join(os.readlink(f"/proc/self/fd/{folder}"), name)
+                where = Path(os.path.realpath(name))
                 if not (_compiled_cache(str(where), root) or _ipc(where) or any(_within(where, p) for p in allowed)):
                     outside.append(f"{event} {where}")
             finally:

@@ -354,6 +354,12 @@ def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_
     done = watched(name, whole, here, signal.SIGINT, LONG_ENOUGH)
     assert done.status == (0 if done.fate == "unsent" else 130), (name, done.err[-3000:])
     assert not done.outside, f"train.{name} wrote where its flags do not name: {done.outside}"
+    assert not done.lingering, f"train.{name} left processes running after it ended: {done.lingering}"
+    if job_of(name).writes_folder():  # again over its own folder: what only --overwrite does is watched too
+        again = watched(name, [*whole, "--overwrite"], here, signal.SIGINT, LONG_ENOUGH)
+        assert again.status == (0 if again.fate == "unsent" else 130), (name, again.err[-3000:])
+        assert not again.outside, f"train.{name} --overwrite wrote where its flags do not name: {again.outside}"
+        assert not again.lingering, f"train.{name} --overwrite left processes running: {again.lingering}"
     named = undeclared_agents(name, whole, set(done.made))
     assert not named, f"train.{name} made agents named by flags not declared in JOB.agents (unchecked): {named}"
     assert not done.handlers, f"train.{name} set signal handlers itself (the runner owns them): {done.handlers}"
@@ -369,6 +375,27 @@ def test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_
         assert told and "Traceback" not in stopped.err, f"{said}: {stopped.err[-3000:]}"
         assert stopped.answered < STOPS_WITHIN, f"{said} took {stopped.answered:.1f} s to stop"
         assert not stopped.outside and not stopped.handlers, (said, stopped.outside, stopped.handlers)
+        assert not stopped.lingering, f"{said} left processes running after it ended: {stopped.lingering}"
+
+
+def ray_jobs():
+    """The jobs that run their units on Ray with --ray (as pytest params; slow: Ray takes seconds to start)."""
+    return [pytest.param(name, marks=[pytest.mark.slow, pytest.mark.ray], id=name) for name in NAMES
+            if "--ray" in {flag for action in actions(name) for flag in action.option_strings}]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ray_jobs())
+def test_a_job_on_a_local_ray_writes_only_where_told_and_leaves_nothing_running(name, here):
+    """The example with --ray (a local Ray on one CPU), watched: Ray's session files, its workers and its token
+    are the job's own and go with it."""
+    pytest.importorskip("ray")
+    folder = here.parent / "ray"
+    folder.mkdir()
+    argv = [*with_out(name, example(name, folder), folder / "out"), "--ray", "--workers", "1"]
+    done = watched(name, argv, here)
+    assert done.status == 0, (name, done.err[-3000:])
+    assert not done.outside, f"train.{name} --ray wrote where its flags do not name: {done.outside}"
+    assert not done.lingering, f"train.{name} --ray left processes running after it ended: {done.lingering}"
 
 
 def remove_new(folder: Path, before: set[str]) -> None:

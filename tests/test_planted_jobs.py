@@ -142,6 +142,106 @@ PLANTED = {
         """
             Path("/dev/shm/zz_planted_stray.txt").write_text("shared memory no flag names")""",
     ),
+    "zz_planted_detached": (
+        "starts a detached process that writes beside the working folder 90 s after the job has ended",
+        """
+            import subprocess
+
+            subprocess.Popen(["sh", "-c", "sleep 90; echo late > ../late.txt"], start_new_session=True)""",
+    ),
+    "zz_planted_far": (
+        "writes two folders above the working folder through a child process",
+        """
+            import subprocess
+
+            subprocess.run(["sh", "-c", "echo x > ../../zz_far_stray.txt"], check=True)""",
+    ),
+    "zz_planted_var_tmp": (
+        "writes into /var/tmp through a child process",
+        """
+            import subprocess
+
+            subprocess.run(["sh", "-c", "echo x > /var/tmp/zz_planted_var.txt"], check=True)""",
+    ),
+    "zz_planted_git_config": (
+        "runs git config into the repository",
+        """
+            import subprocess
+
+            import agents
+
+            repository = Path(agents.__file__).resolve().parent.parent
+            subprocess.run(["git", "-C", str(repository), "config", "zz.planted", "1"], check=True)""",
+    ),
+    "zz_planted_brief_child": (
+        "creates a file in the working folder and removes it again, through a child process",
+        """
+            import subprocess
+
+            subprocess.run(["sh", "-c", "echo x > brief.txt; rm brief.txt"], check=True)""",
+    ),
+    "zz_planted_brief_libc": (
+        "creates a file in the working folder and removes it again, through libc (no audit event)",
+        """
+            import ctypes
+            import os
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            os.close(libc.creat(b"brief_libc.txt", 0o644))
+            libc.unlink(b"brief_libc.txt")""",
+    ),
+    "zz_planted_child_folder": (
+        "makes a folder beside the working folder through a child process",
+        """
+            import subprocess
+
+            subprocess.run(["mkdir", "../zz_stray_folder"], check=True)""",
+    ),
+    "zz_planted_child_link": (
+        "makes a symbolic link beside the working folder through a child process",
+        """
+            import subprocess
+
+            subprocess.run(["ln", "-s", "/etc/hostname", "../zz_stray_link"], check=True)""",
+    ),
+    "zz_planted_chmod_input": (
+        "changes the mode of its input's folder through a child process",
+        """
+            import subprocess
+
+            subprocess.run(["chmod", "700", str(Path(args.data).parent)], check=True)""",
+    ),
+    "zz_planted_xattr": (
+        "sets an extended attribute on its input's folder",
+        """
+            import os
+
+            os.setxattr(Path(args.data).parent, "user.zz_planted", b"1")""",
+    ),
+    "zz_planted_folder_times": (
+        "sets the times of its input's folder",
+        """
+            import os
+
+            os.utime(Path(args.data).parent, (0, 0))""",
+    ),
+    "zz_planted_partial_beside_out": (
+        "leaves <out>.partial.json beside its folder",
+        """
+            Path(str(folder.path) + ".partial.json").write_text("{}")""",
+    ),
+    "zz_planted_pyc_name": (
+        "writes a file named as bytecode into a __pycache__ of the working folder",
+        """
+            Path("__pycache__").mkdir(exist_ok=True)
+            Path("__pycache__/zz_stray.cpython-311.pyc").write_bytes(b"not bytecode")""",
+    ),
+    "zz_planted_on_overwrite": (
+        "writes beside its folder only when run with --overwrite",
+        """
+            if args.overwrite:
+                (folder.path.parent / "zz_overwrite_stray.txt").write_text("only under --overwrite")""",
+    ),
     "zz_planted_unchecked": (
         "plays the agent --a names without checking the name first",
         """
@@ -153,7 +253,8 @@ PLANTED = {
 #: what a planted job does as it is imported (pytest's collection imports every job too, in the project's copy)
 AT_IMPORT = {"zz_planted_at_import": '\nPath("stray_at_import.txt").write_text("written as the module loads")\n'}
 #: places outside every test's folder that planted jobs write, removed after the test
-MACHINE_STRAYS = (Path.home() / ".cache" / "zz_planted_stray.txt", Path("/dev/shm") / "zz_planted_stray.txt")
+MACHINE_STRAYS = (Path.home() / ".cache" / "zz_planted_stray.txt", Path("/dev/shm") / "zz_planted_stray.txt",
+                  Path("/var/tmp/zz_planted_var.txt"))  # fmt: skip (reached only where no sandbox holds them)
 #: test of tests/test_jobs.py → the planted job it must fail, and words its failure says
 EXPECTED = {
     "test_a_job_writes_only_where_told_leaves_the_signals_alone_and_stops_inside_its_work": {
@@ -170,6 +271,20 @@ EXPECTED = {
         "zz_planted_shared_memory": "/dev/shm/zz_planted_stray.txt",
         "zz_planted_named_after_out": "out.json",
         "zz_planted_pycache": "__pycache__/stray.txt",
+        "zz_planted_detached": "left processes running",
+        "zz_planted_far": "zz_far_stray.txt",
+        "zz_planted_var_tmp": "/var/tmp/zz_planted_var.txt",
+        "zz_planted_git_config": ".git/config",
+        "zz_planted_brief_child": "created and removed an entry in",
+        "zz_planted_brief_libc": "created and removed an entry in",
+        "zz_planted_child_folder": "zz_stray_folder",
+        "zz_planted_child_link": "zz_stray_link",
+        "zz_planted_chmod_input": "mode, owner or attributes",
+        "zz_planted_xattr": "mode, owner or attributes",
+        "zz_planted_folder_times": "set the times of the folder",
+        "zz_planted_partial_beside_out": "out.partial.json",
+        "zz_planted_pyc_name": "zz_stray.cpython-311.pyc",
+        "zz_planted_on_overwrite": "zz_overwrite_stray.txt",
     },
     "test_every_flag_given_a_bad_value_is_refused_in_one_line_or_runs_without_a_traceback": {
         "zz_planted_unchecked": "--a no_such_agent",
@@ -220,6 +335,7 @@ def test_the_conformance_test_fails_planted_jobs_that_break_a_promise_and_passes
     finally:
         for stray in MACHINE_STRAYS:
             stray.unlink(missing_ok=True)
+        subprocess.run(["git", "-C", str(ROOT), "config", "--unset", "zz.planted"], capture_output=True)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     results = outcomes(report)
     assert done.returncode == 1, done.stdout[-3000:]  # some tests failed, none crashed the run
