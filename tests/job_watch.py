@@ -255,6 +255,7 @@ def _watch_writes(allowed: list[Path], outside: list[str], root: Path) -> None:
             paths = [args[i] for i in _CHANGES.get(event, ()) if i < len(args)]
         at = _DIR_FD.get(event)
         folder = args[at] if at is not None and at < len(args) and isinstance(args[at], int) else None
+        folder = folder if folder is not None and folder >= 0 else None  # -1: no folder given
         for path in paths:
             if not isinstance(path, (str, bytes, os.PathLike)):
                 continue  # a file descriptor: opened (and watched) before
