@@ -275,5 +275,6 @@ def test_the_licence_citation_and_changelog_agree_with_pyproject():
     assert fields["version"] == project["version"] and versions == [project["version"]]
     assert snipsnap_env.__version__ == project["version"]
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    assert re.findall(r"^## (\S+)", changelog, flags=re.MULTILINE)[0] == project["version"]
+    released = [v for v in re.findall(r"^## (\S+)", changelog, flags=re.MULTILINE) if v != "Unreleased"]
+    assert released[0] == project["version"]  # what is merged since the release is under "Unreleased", above it
     assert "CHANGELOG.md" in (ROOT / "docs" / "environment.md").read_text().split("## Version history")[1]
