@@ -171,8 +171,8 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
     scratch = Path(tempfile.mkdtemp(prefix="watch-", dir=cwd.parent))
     home, temporary = Path.home(), Path(tempfile.gettempdir())
     sandboxed = not sandbox_unavailable()
-    if sandboxed:  # only the inputs are snapshot: nothing else the job could reach changes on the disk
-        roots, skip = [root, cwd.parent], [scratch, *_written_here()]
+    if sandboxed:  # only the test's folder (its inputs) is snapshot: the job's writes cannot reach the disk, and
+        roots, skip = [cwd.parent], [scratch, *_written_here()]  # other programs' (in the repository too) are theirs
     else:  # the test's own folder in full, the temporary folder's top level, home and shared memory
         roots = [root, cwd.parent, home, *([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])]
         skip = [scratch, *(home / name for name in INSTALLS), *_written_here()]

@@ -410,3 +410,38 @@ def test_a_manifest_json_that_is_not_a_jobs_does_not_fence_off_the_folders_below
     (here / "manifest.json").write_text('{"name": "my web app", "icons": []}')
     argv = [*example("evaluate", here), "--out", str(here / "results" / "mine"), "--no-progress"]
     assert run("evaluate", argv, capsys)[0] == 0
+
+
+@pytest.mark.slow
+def test_a_good_job_passes_while_other_programs_write_in_tmp_and_home(here):
+    """A busy machine: another program (pip, a training run, a test suite) makes and removes files in /tmp and the
+    home folder while a job is watched. They are not the job's: in the sandbox its /tmp is its own and its view
+    of the disk changes only by its own writes, so the good job passes."""
+    import tempfile
+    import threading
+
+    why = watch.sandbox_unavailable()
+    if why:
+        pytest.skip(f"needs the sandbox: {why}")
+    stop = threading.Event()
+
+    def busy() -> None:
+        for place in (Path(tempfile.gettempdir()), Path.home()):
+            place.mkdir(exist_ok=True)
+        while not stop.is_set():
+            for place in (Path("/tmp"), Path.home()):
+                stray = place / f"zz-other-program-{os.getpid()}"
+                stray.write_text("another program's file")
+                stray.unlink()
+            stop.wait(0.01)
+
+    other = threading.Thread(target=busy, daemon=True)
+    other.start()
+    try:
+        folder = here.parent / "busy"
+        folder.mkdir()
+        done = watched("evaluate", with_out("evaluate", example("evaluate", folder), folder / "out"), here)
+    finally:
+        stop.set()
+        other.join()
+    assert done.status == 0 and not done.outside and not done.lingering, (done.outside, done.err[-2000:])
