@@ -218,8 +218,8 @@ def main(spec_path: str) -> None:
     projects = [Path(p) for p in spec["projects"]]
 
     def allowed(path: Path, kind: str) -> bool:
-        if any(job_watch._within(path, place) for place in places):
-            return kind != "removed" or not any(path == p for p in places)
+        if any(path.is_relative_to(place) for place in places):  # an atomic write's partial twin beside a place
+            return kind != "removed" or not any(path == p for p in places)  # is no place: one left at the end fails
         if kind in ("file", "removed") and any(job_watch._compiled_cache(str(path), p) for p in projects):
             return True
         if kind == "folder":  # a folder on the way to an allowed place or cache: its copy holds what was written
