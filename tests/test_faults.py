@@ -292,3 +292,21 @@ def test_a_killed_and_resumed_league_run_ends_exactly_as_the_uninterrupted_one(t
 
     _, whole, resumed = killed_and_resumed(tmp_path, "rollout", 1100, "SIGKILL", *LEAGUE)
     assert all(torch.equal(whole[name], resumed[name]) for name in whole), "the resumed league run went another way"
+
+
+def test_a_folder_locked_between_the_check_and_the_lock_is_refused_naming_its_owner(tmp_path, monkeypatch):
+    """Another process may take the lock after the first check (refuse_if_busy) and before this one takes it: the
+    same one-line refusal, with that process's pid."""
+    import fcntl
+
+    from train.runner import run_folder
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    with open(folder / ".lock", "w") as lock:
+        lock.write("4343")
+        lock.flush()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        monkeypatch.setattr(run_folder, "refuse_if_busy", lambda *args: None)  # the race: the check saw it free
+        with pytest.raises(run_folder.RunFolderBusy, match=r"in use by another training run \(pid 4343\)"):
+            run_folder.RunFolder(folder, {"run_name": "run"}, resume=False, overwrite=False).__enter__()

@@ -146,10 +146,14 @@ def refuse_if_busy(path: Path, noun: str, flag: str) -> None:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.flock(lock, fcntl.LOCK_UN)
         except BlockingIOError:
-            owner = lock.read().strip() or "?"
-            raise RunFolderBusy(
-                f"{path} is in use by another {noun} (pid {owner}); wait for it or choose another {flag}"
-            ) from None
+            raise busy_refusal(path, noun, flag, lock) from None
+
+
+def busy_refusal(path: Path, noun: str, flag: str, lock) -> RunFolderBusy:
+    """The refusal for the folder ``path`` whose ``lock`` (its open lock file) another process holds, naming it."""
+    lock.seek(0)
+    owner = lock.read().strip() or "?"
+    return RunFolderBusy(f"{path} is in use by another {noun} (pid {owner}); wait for it or choose another {flag}")
 
 
 class RunFolder:
@@ -188,7 +192,7 @@ class RunFolder:
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            busy = self._busy(self._lock)
+            busy = busy_refusal(self.path, self.noun, self._name_flag, self._lock)
             self._lock.close()
             self._lock = None
             raise busy from None
