@@ -38,12 +38,18 @@ __all__ = ["Refused", "RunFolder", "RunFolderBusy", "NothingToResume", "FolderTa
 
 
 def write_atomically(path: Path, write) -> Path:
-    """``write(temporary_path)``, then rename it over ``path``: readers see the old file or the new one."""
+    """``write(temporary_path)``, then rename it over ``path``: readers see the old file or the new one, and a write
+    that fails or is interrupted leaves no temporary file."""
     path = Path(path)
     partial = path.with_name(path.name + ".partial" + path.suffix)
     if os.path.lexists(partial):  # a leftover, or a planted link: write a new file, never through a link
         os.unlink(partial)
-    write(partial)
+    try:
+        write(partial)
+    except BaseException:  # interrupted or failed: no half-written twin left beside the file
+        if os.path.lexists(partial):
+            os.unlink(partial)
+        raise
     os.replace(partial, path)
     return path
 
