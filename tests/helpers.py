@@ -12,6 +12,10 @@ import pytest
 
 import snipsnap_env
 
+#: the files of a results folder that hold wall time (provenance.json), its hashes (manifest.json) or a PID (.lock):
+#: every other file of a seeded job is the same bytes every run
+HELD_APART = ("provenance.json", "manifest.json", ".lock")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import sandbox  # this folder is on sys.path: pytest's, and the watched process's own (its script's folder)
+
 ROOT = Path(__file__).resolve().parent.parent
 WATCHDOG = 240  # seconds: a run still going then has hung (the slowest example takes ~30 s on a busy machine)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -155,8 +157,6 @@ def sandbox_unavailable() -> str:
     """"" when jobs are watched in the sandbox (tests/sandbox.py), else why not: then they are watched by
     snapshots and audit hooks only, and the test run's header says so (conftest.py)."""
     if not _SANDBOX:
-        import sandbox
-
         _SANDBOX.append(sandbox.available())
     return _SANDBOX[0]
 
@@ -191,8 +191,6 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
                    "TORCHINDUCTOR_CACHE_DIR": str(scratch / "torch"), "MPLCONFIGDIR": str(scratch / "matplotlib"),
                    "XDG_CACHE_HOME": str(scratch / "cache")}  # fmt: skip (libraries' caches: the job's own scratch)
     if sandboxed:
-        import sandbox
-
         command = sandbox.command(scratch / "spec.json")
     else:
         command = [sys.executable, str(Path(__file__).resolve()), str(scratch / "spec.json")]
@@ -203,8 +201,6 @@ def watched(name: str, argv: list[str], cwd: Path, places: list[Path], signum: i
         if layers is not None:
             shutil.rmtree(layers, ignore_errors=True)
     if sandboxed:
-        import sandbox
-
         lines = [line for line in done.stdout.splitlines() if line.startswith(sandbox.REPORT_MARK)]
         found = lines[-1][len(sandbox.REPORT_MARK):] if lines else ""
     else:

@@ -31,7 +31,6 @@ HERE = Path(__file__).resolve().parent
 REPORT_MARK = "sandbox report: "  # the line of stdout that carries the report
 LINGER = 5.0  # seconds a process the job started may take to end after the job itself has ended
 _WHITEOUT = 0  # overlayfs marks a removed entry with a character device of number 0/0
-_OPAQUE = ("trusted.overlay.opaque", "user.overlay.opaque")
 _LAYER_XATTRS = re.compile(r"^(trusted|user)\.overlay\.")  # overlayfs' own bookkeeping on copied-up entries
 _MULTIPROCESSING_SHM = re.compile(r"^(sem\.|pym-|mp-)")  # multiprocessing's semaphores and shared memory
 
@@ -106,9 +105,9 @@ def _metadata(path: str) -> tuple:
     return stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, attributes
 
 
-def layer_changes(layer: Path, root: Path, lower: Path, allowed, started: float) -> list[str]:
-    """The entries of the throwaway ``layer`` of the overlay at ``root`` (``lower``: the real folder, reached
-    beside the overlay) that ``allowed(path)`` does not allow: in words, with their real paths."""
+def layer_changes(layer: Path, root: Path, allowed, started: float) -> list[str]:
+    """The entries of the throwaway ``layer`` of the overlay of the real folder ``root`` (seen here as it is on the
+    disk: the overlay is the sandbox's view) that ``allowed(path, kind)`` does not allow: in words, by real path."""
     found = []
     for folder, folders, files in os.walk(layer):
         for name in folders + files:
@@ -120,7 +119,7 @@ def layer_changes(layer: Path, root: Path, lower: Path, allowed, started: float)
                 if not allowed(real, "removed"):
                     found.append(f"removed {real}")
                 continue
-            original = lower / relative
+            original = root / relative
             existed = os.path.lexists(original)
             kind = "folder" if stat.S_ISDIR(st.st_mode) else "link" if stat.S_ISLNK(st.st_mode) else "file"
             if kind == "folder" and existed:  # a copy of a real folder: an entry below it changed, or the folder
@@ -207,8 +206,9 @@ def main(spec_path: str) -> None:
     while _processes() and time.monotonic() < deadline:
         _reap()
         time.sleep(0.05)
-    lingering = [f"pid {pid}: {line[:200]}" for pid, line in _processes()]
-    for pid, _ in _processes():
+    left = _processes()
+    lingering = [f"pid {pid}: {line[:200]}" for pid, line in left]
+    for pid, _ in left:
         try:
             os.kill(pid, 9)
         except ProcessLookupError:
@@ -228,7 +228,7 @@ def main(spec_path: str) -> None:
 
     changes = []
     for point, upper in overlays:
-        changes += layer_changes(upper, point, point, allowed, started)
+        changes += layer_changes(upper, point, allowed, started)
     changes += [f"created /dev/shm/{e.name}" for e in os.scandir(merged / "dev" / "shm")
                 if not _MULTIPROCESSING_SHM.match(e.name)]  # fmt: skip
     report = merged / private.relative_to("/") / "report.json"

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import job_watch as watch
 import pytest
+from helpers import HELD_APART
 
 from train.runner import cli
 from train.runner import job as runner
@@ -44,7 +45,6 @@ NAMES = sorted(path.stem for path in (ROOT / "train").glob("*.py") if path.stem 
 SLOW = {"train_ppo", "main", "convert_model", "bench_batch", "seeds"}
 # their agents are names from the registry, never files (train_ppo's --init-from is read as data): nothing to trust
 NO_MODEL_FILES = {"oracle", "train_ppo", "main", "bench_training"}  # training settings: model files never unpickled
-HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time and the hashes of it; the lock's PID
 
 
 def job_of(name: str) -> runner.Job:

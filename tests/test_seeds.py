@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import HELD_APART
 
 from train import seeds
 from train.learn import recipes
@@ -108,9 +109,6 @@ def test_the_report_gives_each_seed_the_iqm_and_the_share_of_the_exact_optimum()
     settings, units = _units({"a": [0.4, 0.6, 0.5]}, optimum=1.1)  # a gain within the deals' noise: no share
     entry = report(settings, units, 0)["by_size"]["3"]["recipes"]["a"]
     assert "share_of_optimum" not in entry and entry["below_optimum"] == pytest.approx(-0.4)
-
-
-HELD_APART = ("provenance.json", "manifest.json", ".lock")  # wall time, the hashes of it, the lock's PID
 
 
 def _files(out: Path) -> set[Path]:
