@@ -31,6 +31,7 @@ import snipsnap_env
 import snipsnap_env.training_signal
 from agents.base import FunctionPolicy
 from train.measure.evaluation import evaluate_policy
+from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
 
 
@@ -56,6 +57,7 @@ def parse(argv=None) -> argparse.Namespace:
     job.add_argument("--max-grad-norm", type=float, default=0.5)
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=seed_value, default=1)
+    add_recipe_flags(job)
     return job.parse_args(argv)
 
 
@@ -88,7 +90,7 @@ def vector_env(args: argparse.Namespace) -> gymnasium.vector.VectorEnv:
     return gymnasium.make_vec(
         "snipsnap/SingleSeat-v0", num_envs=args.num_envs, vectorization_mode="vector_entry_point",
         num_players=args.players, opponents=[agents.make(args.opponents, seed=args.seed)], reward=args.reward,
-        seed=args.seed,
+        rules=args.rules, seed=args.seed,
     )  # fmt: skip
 
 
@@ -176,7 +178,9 @@ def main(argv=None):
     args = parse(argv)
     torch.set_num_threads(1)  # small networks: threads cost more than they give
     agent = train(args)
-    return evaluate_policy(greedy(agent), num_players=args.players, opponents=args.opponents, deals=args.eval_deals)
+    keep(args, "examples/cleanrl_ppo.py", agent.actor)
+    return evaluate_policy(greedy(agent), num_players=args.players, opponents=args.opponents, deals=args.eval_deals,
+                           rules=args.rules)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
 from train.measure.evaluation import evaluate_policy
+from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
 
 
@@ -68,19 +69,20 @@ class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
         return super().observe(self.agent_selection)["action_mask"].astype(bool)
 
 
-def tutorial_tables(players: int, reward: str, seed: int, tables: int) -> DummyVecEnv:
+def tutorial_tables(players: int, reward: str, seed: int, tables: int, rules: str = "scarne") -> DummyVecEnv:
     """``--env aec``: the tutorial's wrapper around the AEC env, ``tables`` of them in SB3's DummyVecEnv.
     ``auto_forced=True`` plays the turns with one legal action for everyone, so every step is a real choice."""
 
     def table(index: int):
-        env = SB3ActionMaskWrapper(snipsnap_env.env(num_players=players, reward=reward, auto_forced=True))
+        env = SB3ActionMaskWrapper(snipsnap_env.env(num_players=players, reward=reward, rules=rules, auto_forced=True))
         env.reset(seed=seed + index)
         return ActionMasker(env, lambda env: env.action_mask())
 
     return DummyVecEnv([lambda index=index: table(index) for index in range(tables)])
 
 
-def batched_tables(players: int, reward: str, seed: int, tables: int, pool: str = "self+most_copies"):
+def batched_tables(players: int, reward: str, seed: int, tables: int, pool: str = "self+most_copies",
+                   rules: str = "scarne"):  # fmt: skip
     """``--env batched`` (the default): self-play as an SB3 VecEnv over the batched engine, some ten times faster
     than the Python tables above. Each seat of each table draws, each deal, the learner itself (``SELF``: every
     such seat's real choices are its steps, each paid to the chooser) or, with ``--pool self+most_copies`` (the
@@ -91,17 +93,20 @@ def batched_tables(players: int, reward: str, seed: int, tables: int, pool: str 
         if pool == "self":
             raise SystemExit("--reward chips with --pool self: several learner seats would share their chips; "
                              "use --env aec (the tutorial's pattern) for self-play on the chips")  # fmt: skip
-        return SnipSnapVecEnv(tables, players, opponents=[heuristic], seed=seed, reward=reward)
+        return SnipSnapVecEnv(tables, players, opponents=[heuristic], seed=seed, reward=reward, rules=rules)
+    if pool == "random":  # the learner in one seat among random-lead players: the table the exact regret is of
+        return SnipSnapVecEnv(tables, players, opponents=[agents.make("random", seed=seed)], seed=seed, reward=reward,
+                              rules=rules)  # fmt: skip
     members = [SELF] + ([heuristic] if pool == "self+most_copies" else [])
-    return SnipSnapVecEnv(tables, players, opponents=members, seed=seed, reward=reward)
+    return SnipSnapVecEnv(tables, players, opponents=members, seed=seed, reward=reward, rules=rules)
 
 
 def make_model(players: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
-               pool: str = "self+most_copies", tables: int = 64) -> MaskablePPO:  # fmt: skip
+               pool: str = "self+most_copies", tables: int = 64, rules: str = "scarne") -> MaskablePPO:  # fmt: skip
     if env == "batched":
-        vec_env = batched_tables(players, reward, seed, tables, pool)
+        vec_env = batched_tables(players, reward, seed, tables, pool, rules)
     else:
-        vec_env = tutorial_tables(players, reward, seed, tables)
+        vec_env = tutorial_tables(players, reward, seed, tables, rules)
     # the lead advantage is paid at the step that chose, so a discount of 0 loses nothing (and the tutorial's
     # joined views of two seats no longer matter); the chips come at the deal's end: discount 1
     gamma = 0.0 if reward == "lead_advantage" else 1.0
@@ -112,8 +117,8 @@ def make_model(players: int, seed: int, reward: str = "lead_advantage", env: str
 
 
 def train(players: int, steps: int, seed: int, reward: str = "lead_advantage", env: str = "batched",
-          pool: str = "self+most_copies") -> MaskablePPO:  # fmt: skip
-    model = make_model(players, seed, reward, env, pool)
+          pool: str = "self+most_copies", rules: str = "scarne") -> MaskablePPO:  # fmt: skip
+    model = make_model(players, seed, reward, env, pool, rules=rules)
     with warnings.catch_warnings():  # SB3's bar is tqdm's rich one, which calls itself experimental on every run
         warnings.filterwarnings("ignore", "rich is experimental", category=Warning)
         model.learn(total_timesteps=steps, progress_bar=True)
@@ -139,14 +144,17 @@ def main(argv=None):
                           "or the chips")  # fmt: skip
     job.add_argument("--env", choices=("batched", "aec"), default="batched",
                      help="self-play tables on the batched engine (default), or the tutorial's AEC wrapper")
-    job.add_argument("--pool", choices=("self+most_copies", "self"), default="self+most_copies",
-                     help="who sits at the batched tables: the learner and most_copies (default), or the learner only")
+    job.add_argument("--pool", choices=("self+most_copies", "self", "random"), default="self+most_copies",
+                     help="who sits at the batched tables: the learner and most_copies (default), the learner only, "
+                          "or the learner in one seat among random-lead players")  # fmt: skip
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=seed_value, default=0)
+    add_recipe_flags(job)
     args = job.parse_args(argv)
     torch.set_num_threads(1)  # small networks: threads cost more than they give
-    model = train(args.players, args.steps, args.seed, args.reward, args.env, args.pool)
-    return evaluate_policy(greedy(model), num_players=args.players, deals=args.eval_deals)
+    model = train(args.players, args.steps, args.seed, args.reward, args.env, args.pool, args.rules)
+    keep(args, "examples/sb3_self_play.py", model.policy.mlp_extractor.policy_net, model.policy.action_net)
+    return evaluate_policy(greedy(model), num_players=args.players, deals=args.eval_deals, rules=args.rules)
 
 
 if __name__ == "__main__":

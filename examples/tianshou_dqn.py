@@ -35,20 +35,21 @@ import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from train.measure.evaluation import evaluate_policy
+from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
 
 LEARNER = 0  # the learner's seat
 
 
-def make_env(players: int, reward: str = "chips"):
+def make_env(players: int, reward: str = "chips", rules: str = "scarne"):
     # auto_forced: the turns with one legal action are played for everyone, so every step is a real choice
-    return PettingZooEnv(snipsnap_env.env(num_players=players, reward=reward, auto_forced=True))
+    return PettingZooEnv(snipsnap_env.env(num_players=players, reward=reward, rules=rules, auto_forced=True))
 
 
-def train(players: int, steps: int, envs: int, seed: int, reward: str = "chips") -> Net:
+def train(players: int, steps: int, envs: int, seed: int, reward: str = "chips", rules: str = "scarne") -> Net:
     np.random.seed(seed)
     torch.manual_seed(seed)
-    env = make_env(players, reward)
+    env = make_env(players, reward, rules)
     net = Net(state_shape=snipsnap_env.OBS_DIM, action_shape=snipsnap_env.NUM_ACTIONS, hidden_sizes=[128, 128])
     learner = DQN(
         policy=DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=0.1, eps_inference=0.0),
@@ -61,8 +62,8 @@ def train(players: int, steps: int, envs: int, seed: int, reward: str = "chips")
     )
     # one DQN in every seat (parameter sharing): each seat's choices are its samples, four times the data of one
     algorithm = MultiAgentOffPolicyAlgorithm(algorithms=[learner] * players, env=env)
-    training_envs = DummyVectorEnv([lambda: make_env(players, reward) for _ in range(envs)])
-    test_envs = DummyVectorEnv([lambda: make_env(players, reward) for _ in range(envs)])
+    training_envs = DummyVectorEnv([lambda: make_env(players, reward, rules) for _ in range(envs)])
+    test_envs = DummyVectorEnv([lambda: make_env(players, reward, rules) for _ in range(envs)])
     training_envs.seed(seed)
     test_envs.seed(seed + 1)
     buffer = VectorReplayBuffer(20_000, len(training_envs))
@@ -110,9 +111,11 @@ def main(argv=None):
     job.add_argument("--envs", type=int, default=8, help="games played side by side")
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=seed_value, default=0)
+    add_recipe_flags(job)
     args = job.parse_args(argv)
-    net = train(args.players, args.steps, args.envs, args.seed, args.reward)
-    return evaluate_policy(greedy(net), num_players=args.players, deals=args.eval_deals)
+    net = train(args.players, args.steps, args.envs, args.seed, args.reward, args.rules)
+    keep(args, "examples/tianshou_dqn.py", net)
+    return evaluate_policy(greedy(net), num_players=args.players, deals=args.eval_deals, rules=args.rules)
 
 
 if __name__ == "__main__":

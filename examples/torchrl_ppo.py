@@ -35,18 +35,19 @@ import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from train.measure.evaluation import evaluate_policy
+from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
 
 GROUP = "agents"
 OBS = (GROUP, "observation", "observation")
 
 
-def make_env(players: int, seed: int, reward: str = "lead_advantage") -> PettingZooWrapper:
+def make_env(players: int, seed: int, reward: str = "lead_advantage", rules: str = "scarne") -> PettingZooWrapper:
     # auto_forced: the turns with one legal action are played for everyone, so every frame is a real choice
     with warnings.catch_warnings():  # TorchRL names the one PettingZoo it was tested with; this recipe is tested here
         warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested using version", UserWarning)
         return PettingZooWrapper(
-            env=snipsnap_env.env(num_players=players, reward=reward, auto_forced=True),
+            env=snipsnap_env.env(num_players=players, reward=reward, rules=rules, auto_forced=True),
             use_mask=True,  # compulsory for an AEC env: who acts at each step
             categorical_actions=True,
             group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
@@ -61,9 +62,11 @@ def mlp(out: int) -> nn.Module:
     )
 
 
-def train(players: int, frames: int, frames_per_batch: int, seed: int, reward: str = "lead_advantage") -> nn.Module:
+def train(
+    players: int, frames: int, frames_per_batch: int, seed: int, reward: str = "lead_advantage", rules: str = "scarne"
+) -> nn.Module:
     torch.manual_seed(seed)
-    env = make_env(players, seed, reward)
+    env = make_env(players, seed, reward, rules)
     logits_net = mlp(snipsnap_env.NUM_ACTIONS)
     actor = ProbabilisticActor(
         TensorDictModule(logits_net, in_keys=[OBS], out_keys=[(GROUP, "logits")]),
@@ -134,9 +137,11 @@ def main(argv=None):
     job.add_argument("--frames-per-batch", type=int, default=2_000)
     job.add_argument("--eval-deals", type=int, default=20_000, help="paired deals against most_copies")
     job.add_argument("--seed", type=seed_value, default=0)
+    add_recipe_flags(job)
     args = job.parse_args(argv)
-    logits_net = train(args.players, args.frames, args.frames_per_batch, args.seed, args.reward)
-    return evaluate_policy(greedy(logits_net), num_players=args.players, deals=args.eval_deals)
+    logits_net = train(args.players, args.frames, args.frames_per_batch, args.seed, args.reward, args.rules)
+    keep(args, "examples/torchrl_ppo.py", logits_net)
+    return evaluate_policy(greedy(logits_net), num_players=args.players, deals=args.eval_deals, rules=args.rules)
 
 
 if __name__ == "__main__":

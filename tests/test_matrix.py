@@ -183,3 +183,17 @@ def test_a_local_ray_keeps_its_session_files_in_the_jobs_temporary_folder_and_re
     assert not list(temporary.rglob("*")), sorted(temporary.rglob("*"))
     now = sorted(Path("/tmp/ray").glob("*")) if Path("/tmp/ray").is_dir() else []
     assert now == shared, sorted(set(now) - set(shared))
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_local_ray_leaves_the_authentication_settings_of_this_process_as_it_found_them():
+    """Ray sets RAY_AUTH_MODE=token in the process that starts a local Ray; left so after the runner's Ray and its
+    token are gone, the next Ray this process starts (a test's two-node cluster) asked for a token nobody had
+    and its GCS would not start (CI, 2026-12-07)."""
+    pytest.importorskip("ray")
+    from train.runner.units import RAY_AUTHENTICATION, OnRay
+
+    before = {key: os.environ.get(key) for key in RAY_AUTHENTICATION}
+    OnRay(None, workers=1).close()
+    assert {key: os.environ.get(key) for key in RAY_AUTHENTICATION} == before

@@ -66,6 +66,31 @@ def test_the_single_file_ppo_trains():
     check_evaluated(module.main(args), "cleanrl_ppo", 300)
 
 
+KEPT = [  # recipe, its library, its budget flags
+    pytest.param("cleanrl_ppo", "torch", ["--total-timesteps", "512", "--num-envs", "2", "--num-steps", "128"]),
+    pytest.param("sb3_self_play", "sb3_contrib", ["--steps", "1024", "--pool", "random"]),
+    pytest.param("torchrl_ppo", "torchrl", ["--frames", "1000", "--frames-per-batch", "500"], marks=pytest.mark.slow),
+    pytest.param("tianshou_dqn", "tianshou", ["--steps", "1000", "--envs", "2"], marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("name, library, budget", KEPT)
+def test_a_recipes_kept_policy_is_an_agent_every_job_takes_and_plays_as_the_trained_network(
+    name, library, budget, tmp_path, capsys
+):
+    """``--save STEM`` on a small deck: STEM.py:agent, taken by spec, scores on the recipe's own paired deals what
+    the trained network scored in the recipe's closing evaluation — the same choices, from the kept layers."""
+    from train.measure.evaluation import evaluate_policy
+
+    module = recipe(name, library)
+    flags = ["--players", "3", "--rules", "scarne:ranks=4", "--eval-deals", "300", "--save", str(tmp_path / "kept")]
+    trained = module.main([*budget, *flags])
+    spec = f"{tmp_path / 'kept.py'}:agent"
+    assert f"kept the greedy policy: {spec}" in capsys.readouterr().out
+    kept = evaluate_policy(spec, num_players=3, rules="scarne:ranks=4", deals=300, quiet=True)
+    assert kept.diff_vs_reference == trained.diff_vs_reference and kept.chips_per_deal == trained.chips_per_deal
+
+
 @pytest.mark.ray
 @pytest.mark.rllib
 def test_rllib_ppo_trains_through_rllibs_pettingzoo_env_and_the_shipped_adapter():

@@ -162,7 +162,7 @@ class OnRay:
     def __init__(self, address: str | None, workers: int | None = None):
         import ray
 
-        self.ray, self._temporary, self._token = ray, None, False
+        self.ray, self._temporary, self._environment = ray, None, None
         handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         if address:
             ray.init(address=address)
@@ -170,8 +170,12 @@ class OnRay:
             ray.init()  # joins the cluster RAY_ADDRESS names
         else:
             self._temporary = ray_temporary_folder()
-            if not {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ):  # not into ~/.ray/auth_token
-                os.environ["RAY_AUTH_TOKEN"], self._token = secrets.token_hex(32), True
+            # Ray turns token authentication on for a local Ray by setting RAY_AUTH_MODE in this process and saving
+            # a token to ~/.ray/auth_token; a token of its own in the environment keeps it out of home, and both are
+            # put back on close, or a later Ray of this process (a cluster's head) starts asking for the gone token
+            self._environment = {key: os.environ.get(key) for key in RAY_AUTHENTICATION}
+            if not {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ):
+                os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
             try:
                 ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, _temp_dir=str(self._temporary))
             except BaseException:
@@ -197,10 +201,29 @@ class OnRay:
 
             shutil.rmtree(self._temporary, ignore_errors=True)
             self._temporary = None
-        if self._token:
-            os.environ.pop("RAY_AUTH_TOKEN", None)
-            self._token = False
+        if self._environment is not None:
+            for key, value in self._environment.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            self._environment = None
+            _forget_authentication()
 
+
+def _forget_authentication() -> None:
+    """Ray's own caches of this process's authentication (the token read once, the mode in its config) made to
+    read the restored environment again: else the next local Ray of this process sends the last one's token."""
+    try:
+        from ray._raylet import AuthenticationTokenLoader, Config
+    except ImportError:  # a Ray without them caches nothing to forget
+        return
+    AuthenticationTokenLoader.instance().reset_cache()
+    Config.initialize("")
+
+
+#: what a local Ray's authentication reads from (and, for the mode, writes into) this process's environment
+RAY_AUTHENTICATION = ("RAY_AUTH_TOKEN", "RAY_AUTH_MODE")
 
 #: the longest folder a local Ray's session may live in: its sockets' paths (``<folder>/session_<date>_<pid>/
 #: sockets/plasma_store``) must fit the 107 bytes of a Unix socket's address
