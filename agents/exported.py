@@ -68,7 +68,7 @@ def save(stem, *modules, describe: str = "") -> Path:
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()
     agent = stem.with_suffix(".py")
     agent.write_text(
-        f'"""{describe or "an exported network"}: its greedy policy, the layers in {weights.name} beside this file."""\n'
+        f'"""{describe or "an exported network"}: its greedy policy; its layers in {weights.name}."""\n'
         "from agents.exported import load\n\n"
         f'agent = load(__file__, "{weights.name}", sha256="{digest}")\n'
     )

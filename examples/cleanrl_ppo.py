@@ -31,8 +31,8 @@ import snipsnap_env
 import snipsnap_env.training_signal
 from agents.base import FunctionPolicy
 from train.measure.evaluation import evaluate_policy
-from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
+from train.runner.recipes import add_recipe_flags, keep
 
 
 def parse(argv=None) -> argparse.Namespace:

@@ -51,8 +51,9 @@ def train(name: str, deck: str, seed: int, stem: Path) -> float:
     if stem.with_suffix(".py").is_file() and seconds_file.is_file():
         return float(seconds_file.read_text())
     ranks, players = deck.split("x")
-    command = [sys.executable, str(EXAMPLES / f"{FILES.get(name, name)}.py"), *RECIPES[name], "--players", players,
-               "--rules", f"scarne:ranks={ranks}", "--seed", str(seed), "--eval-deals", "2000", "--save", str(stem)]  # fmt: skip
+    deck_flags = ["--players", players, "--rules", f"scarne:ranks={ranks}", "--seed", str(seed)]
+    command = [sys.executable, str(EXAMPLES / f"{FILES.get(name, name)}.py"), *RECIPES[name], *deck_flags,
+               "--eval-deals", "2000", "--save", str(stem)]  # fmt: skip
     started = time.monotonic()
     done = subprocess.run(command, env=os.environ | {"OMP_NUM_THREADS": "1"}, capture_output=True, text=True)
     if done.returncode != 0:
@@ -78,8 +79,8 @@ def main(argv=None):
         seconds = list(pool.map(lambda run: train(*run), planned))
     entries = {}
     for (name, deck, _, stem), spent in zip(planned, seconds):
-        entry = entries.setdefault(name, {"agents": {}, "training_seconds": [],
-                                          "settings": f"examples/{FILES.get(name, name)}.py {shlex.join(RECIPES[name])}"})  # fmt: skip
+        settings = f"examples/{FILES.get(name, name)}.py {shlex.join(RECIPES[name])}"
+        entry = entries.setdefault(name, {"agents": {}, "training_seconds": [], "settings": settings})
         entry["agents"].setdefault(deck, []).append(f"{stem.with_suffix('.py')}:agent")
         entry["training_seconds"].append(spent)
     (args.out / "entries.json").write_text(json.dumps(entries, indent=2) + "\n")

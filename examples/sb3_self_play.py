@@ -40,8 +40,8 @@ from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from snipsnap_env.vec_env import SELF, SnipSnapVecEnv
 from train.measure.evaluation import evaluate_policy
-from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
+from train.runner.recipes import add_recipe_flags, keep
 
 
 class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):

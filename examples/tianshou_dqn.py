@@ -35,8 +35,8 @@ import snipsnap_env
 from agents.base import FunctionPolicy
 from snipsnap_env.training_signal import REWARDS
 from train.measure.evaluation import evaluate_policy
-from train.runner.recipes import add_recipe_flags, keep
 from train.runner.cli import seed_value
+from train.runner.recipes import add_recipe_flags, keep
 
 LEARNER = 0  # the learner's seat
 

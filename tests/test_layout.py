@@ -37,3 +37,28 @@ def test_the_run_settings_and_distillation_import_each_other_in_one_direction_on
     args = imported_modules(ROOT / "train" / "learn" / "args.py")
     distill = imported_modules(ROOT / "train" / "learn" / "distill.py")
     assert "train.learn.distill" in args and not any(m.startswith("train.learn.args") for m in distill)
+
+
+#: the layers, each importing only those before it: the engine and envs, the agents, the job runner's machinery and
+#: the measurements, the training library, the jobs (every other ``train.*`` module)
+LAYERS = ("snipsnap_env", "agents", "train.runner", "train.measure", "train.learn", "train")
+
+
+def layer_of(module: str) -> int | None:
+    """The index in ``LAYERS`` of the most specific layer ``module`` lies in (None: not the project's)."""
+    found = [i for i, name in enumerate(LAYERS) if module == name or module.startswith(f"{name}.")]
+    return max(found) if found else None
+
+
+def test_every_package_imports_only_the_layers_below_it():
+    """No package cycle: train.measure once imported train.learn (a learned best response's training) while
+    train.learn imports train.measure for its evaluations."""
+    offenders = []
+    for top in ("snipsnap_env", "agents", "train"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            here = layer_of(".".join(path.relative_to(ROOT).with_suffix("").parts))
+            for module in sorted(imported_modules(path)):
+                there = layer_of(module)
+                if module != "train" and there is not None and there > here:
+                    offenders.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert not offenders, offenders

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import agents
-from train.leaderboard import board, entry, format_markdown, from_seeds
+from train.leaderboard import board, entry, format_markdown, from_file, from_seeds
 from train.measure.exact_walk import exact_values
 
 pytest.importorskip("rliable")
@@ -62,3 +62,39 @@ def test_the_job_refuses_in_one_line_before_any_folder(argv, words, tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 2 and words in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ("[1, 2]", "not an object of entries"),
+        ("{not json", "cannot read it as JSON"),
+        ('{"a": {"agents": {"4x3": []}}}', "needs \"agents\""),
+        ('{"a": {"agents": {"4by3": ["random"]}}}', "entry 'a': a deck is <ranks>x<players>"),
+        ('{"a": {"agents": {"4x3": ["random"]}, "training_seconds": "long"}}', "a list of seconds"),
+    ],
+)
+def test_an_entries_file_is_refused_naming_the_file_and_what_is_wrong(content, words, tmp_path):
+    path = tmp_path / "entries.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=f"--entries {path}") as refused:
+        from_file(path)
+    assert words in str(refused.value)
+
+
+def test_an_entries_files_agents_by_deck_are_ranked_with_the_others(tmp_path):
+    """A file as examples/leaderboard_recipes.py writes it: each entry's own agents on each deck, its settings and
+    seconds on the board."""
+    path = tmp_path / "entries.json"
+    path.write_text(json.dumps({"mine": {"agents": {"3x3": ["most_copies", "fewest_copies"]}, "settings": "mine.py",
+                                         "training_seconds": [1.5, 2.5]}}))  # fmt: skip
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "train.leaderboard", "--entries", str(path), "--entry", "r=random",
+                           "--decks", "3x3", "--out", str(out), "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads((out / "leaderboard.json").read_text())
+    assert len(document["entries"]["mine"]["decks"]["3x3"]["seeds"]) == 2
+    assert "| mine | " in (out / "leaderboard.md").read_text() and "4 s for all its runs | mine.py |" in (
+        out / "leaderboard.md"
+    ).read_text()

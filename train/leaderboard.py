@@ -9,8 +9,10 @@ came from (its settings, its training time). One walk a deck values every agent 
         --entry "baseline=most_copies" --decks 4x3 5x3 4x4 --out results/leaderboard_mine
 
 ``--entry NAME=AGENTS`` names an algorithm and its agents (space-separated, one per seed; a scripted agent is one
-"seed"); ``--from-seeds FOLDER`` takes each recipe of a ``train.seeds`` folder with its kept models
-(``FOLDER/models/<recipe>_s<seed>.zip``), its flags as settings and its runs' training time. A deck ``KxN`` is K
+"seed"); ``--entries FILE`` takes entries from a JSON file (each its agents by deck, its settings, its runs'
+seconds: examples/leaderboard_recipes.py trains the library recipes of examples/ and writes one); ``--from-seeds
+FOLDER`` takes each recipe of a ``train.seeds`` folder with its kept models (``FOLDER/models/<recipe>_s<seed>.zip``),
+its flags as settings and its runs' training time. A deck ``KxN`` is K
 ranks at N players (3 players up to 6 ranks, 4 up to 5), every agent in one seat at a table of ``--opponents``.
 """
 
@@ -76,12 +78,46 @@ def from_seeds(folder: Path) -> dict:
     return entries
 
 
+def from_file(path: Path) -> dict:
+    """The entries a JSON file names — ``{NAME: {"agents": {DECK: [AGENT, ...]}, "settings": TEXT,
+    "training_seconds": [S, ...]}}``, as examples/leaderboard_recipes.py writes it — or a ValueError naming what is
+    wrong where."""
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"--entries {path}: cannot read it as JSON ({error})") from None
+    if not isinstance(found, dict) or not found:
+        raise ValueError(f"--entries {path}: not an object of entries by name")
+    entries = {}
+    for name, e in found.items():
+        agents_ok = isinstance(e, dict) and isinstance(e.get("agents"), dict) and all(
+            isinstance(group, list) and group and all(isinstance(a, str) for a in group)
+            for group in e["agents"].values()
+        )
+        if not agents_ok:
+            raise ValueError(f"--entries {path}: entry {name!r} needs \"agents\": {{DECK: [AGENT, ...]}}")
+        for text in set(e["agents"]) - {ANY}:
+            try:
+                deck(text)
+            except ValueError as error:
+                raise ValueError(f"--entries {path}: entry {name!r}: {error}") from None
+        seconds = e.get("training_seconds")
+        if seconds is not None and not (isinstance(seconds, list) and all(isinstance(t, int | float) for t in seconds)):
+            raise ValueError(f"--entries {path}: entry {name!r}: \"training_seconds\" is a list of seconds")
+        entries[name] = {"agents": e["agents"], "settings": str(e.get("settings", "as given")),
+                         "training_seconds": seconds}  # fmt: skip
+    return entries
+
+
 def parser() -> argparse.ArgumentParser:
     job = new_parser(__doc__, __name__)
     job.add_argument("--entry", nargs="+", type=entry, default=[], metavar="NAME=AGENTS", action="extend",
                      help="an algorithm and its agents, one per training seed")  # fmt: skip
     job.add_argument("--from-seeds", nargs="+", default=[], metavar="FOLDER",
                      help="train.seeds results folders: each recipe with its kept models")  # fmt: skip
+    job.add_argument("--entries", nargs="+", type=Path, default=[], metavar="FILE",
+                     help="JSON files of entries (agents by deck, settings, training seconds), as "
+                          "examples/leaderboard_recipes.py writes them")  # fmt: skip
     job.add_argument("--decks", nargs="+", default=list(DECKS), help="small decks as <ranks>x<players>")
     add_flag(job, "opponents", help="the table: one policy the kernel plays, in every other seat")
     add_flag(job, "rules", help="the rules the decks are cut from (each deck adds its ranks=K)")
@@ -105,12 +141,21 @@ def check(args) -> Plan:
                 entries[name]["training_seconds"] = None if None in times else times[0] + times[1]
             else:
                 entries[f"{name} ({Path(folder).name})" if name in entries else name] = e
+    for path in args.entries:
+        try:
+            found = from_file(path)
+        except ValueError as error:
+            raise Refusal(str(error)) from None
+        for name, e in found.items():
+            if name in entries:
+                raise Refusal(f"--entries {path}: entry {name!r} is named twice")
+            entries[name] = e
     for name, specs in args.entry:
         if name in entries:
             raise Refusal(f"--entry {name!r} is named twice")
         entries[name] = {"agents": {ANY: list(specs)}, "settings": "as given", "training_seconds": None}
     if not entries:
-        raise Refusal("no entries: give --entry NAME=AGENTS or --from-seeds FOLDER")
+        raise Refusal("no entries: give --entry NAME=AGENTS, --entries FILE or --from-seeds FOLDER")
     refuse_repeats("decks", args.decks)
     decks = []
     for text in args.decks:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .learn.best_response import STARTS, TEACHER_POSITIONS
+from .learn.best_response import STARTS, TEACHER_POSITIONS, check_learned, learned_response
 from .measure import exploitability as exploit
 from .measure import league_tables as league
 from .measure.candidates import add_variance_flag, made, model_files
@@ -191,7 +191,7 @@ def card_parts(deals: int, exploit_deals: int) -> list[Part]:
 def exploit_entry(agent: str, players: int, exploit_deals: int, exploit_samples: int, seed: int, trust: bool,
                   progress: bool, learned: LearnedExploit | None) -> dict:  # fmt: skip
     """The card's exploitability row at one table size."""
-    responder = None if learned is None else exploit.learned_response(
+    responder = None if learned is None else learned_response(
         agent, players, RULES, learned.steps, learned.start, seed, learned.runs, progress, exploit_samples,
         TEACHER_POSITIONS, trust,
     )  # fmt: skip
@@ -364,7 +364,7 @@ def check(args) -> Plan:
     learned = None
     if args.exploit_best_response == "learned":
         learned = LearnedExploit(args.exploit_steps, args.exploit_start, args.exploit_runs)
-        exploit.check_learned([args.agent], EXPLOIT_PLAYERS, RULES, learned.steps, learned.start, args.seed,
+        check_learned([args.agent], EXPLOIT_PLAYERS, RULES, learned.steps, learned.start, args.seed,
                               learned.runs, args.exploit_samples, TEACHER_POSITIONS, args.trust_model)  # fmt: skip
         settings["exploit_learned"] = asdict(learned) | {"runs": None}  # where the runs live changes no figure
 

@@ -28,6 +28,8 @@ from pathlib import Path
 import agents
 from snipsnap_env.kernel import POLICIES
 
+from ..measure.candidates import make_candidate
+from ..runner.cli import require
 from ..runner.manifest import sha256
 from .args import Args
 
@@ -95,3 +97,46 @@ def train_response(args: Args) -> Path:
     from .run import train_or_reuse
 
     return train_or_reuse(args) / "final_model.zip"
+
+
+def learned_response(
+    target: str,
+    players: int,
+    rules: str,
+    steps: int,
+    start: str,
+    seed: int,
+    runs: str,
+    progress: bool,
+    samples: int,
+    positions: int,
+    trust_model: bool = False,
+) -> str:
+    """The learned best response to ``target`` at ``players``-player tables as a candidate (``ppo:<its file>``),
+    trained as far as needed in ``runs`` (:mod:`train.learn.best_response`)."""
+    policy = make_candidate(target, 0, (target,), trust_model)
+    trained = response_args(target, policy, players, rules, steps, start, seed, runs, progress, samples, positions)
+    return f"ppo:{train_response(trained)}"
+
+
+def check_learned(
+    targets,
+    players,
+    rules: str,
+    steps: int,
+    start: str,
+    seed: int,
+    runs: str,
+    samples: int,
+    positions: int,
+    trust_model: bool = False,
+) -> None:
+    """Every learned best response's training settings (its start, its opponents' files), refused before any
+    work, and the training extras installed."""
+    from .run import TRAINING_MODULES
+
+    require("train", *TRAINING_MODULES)
+    for target in targets:
+        policy = make_candidate(target, 0, (target,), trust_model)
+        for n in players:
+            response_args(target, policy, n, rules, steps, start, seed, runs, False, samples, positions)
