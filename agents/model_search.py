@@ -134,7 +134,7 @@ class ModelSearch(LeadSearch):
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
         ).any():
             raise ValueError("model_search searches leads only: every row with a choice must be a lead")
-        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS], self.rng)
+        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS], self.rng.random((len(own), NUM_RANKS)))
         streams = seed_streams(int(self.rng.integers(2**63)), rows * samples * (2 + n)).reshape(rows, samples, -1)
         worlds = self.sample_worlds(obs, n, opponents, streams[:, :, 0].copy())
         codes, nets = kernel_codes([self.rollout_policy, *self.models])

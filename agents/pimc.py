@@ -35,6 +35,8 @@ True
 
 from __future__ import annotations
 
+import hashlib
+
 import numba
 import numpy as np
 
@@ -171,7 +173,12 @@ class LeadSearch(Policy):
 
 
 class PIMC(LeadSearch):
-    """Determinized Monte-Carlo lead choice: ``samples`` sampled worlds, every candidate rolled out in each."""
+    """Determinized Monte-Carlo lead choice: ``samples`` sampled worlds, every candidate rolled out in each.
+
+    ``state_seed``: the draws at each lead (the worlds, the rank of a group led) come from that seed and the
+    observation alone, not from the player's stream — so one observation always gets one lead, and the search is a
+    deterministic policy of the information state, with an exact value (``pimc:<samples>@<seed>``). ``reseed``
+    leaves such a player as it is: its seed is part of which policy it is."""
 
     name = "pimc"
 
@@ -181,8 +188,10 @@ class PIMC(LeadSearch):
         opponent_model: str = "random",  # a kernel policy, or several joined by "+" (worlds alternate)
         rollout_policy: str = "most_copies",
         seed: int | None = None,
+        state_seed: int | None = None,
     ):
         super().__init__(seed)
+        self.state_seed = state_seed
         self.samples = check_count("samples", samples)
         self.opponent_model, self.rollout_policy = opponent_model, rollout_policy
         self._models = opponent_model.split("+")  # "random+most_copies": half the worlds each
@@ -221,12 +230,15 @@ class PIMC(LeadSearch):
             (CARDS_PER_RANK - own - played).sum(axis=1) != sizes[:, 1:].sum(axis=1)
         ).any():
             raise ValueError("pimc searches leads only: every row with more than one legal action must be a lead")
-        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS], self.rng)
+        if self.state_seed is None:
+            draws, seeds = self.rng.random((len(obs), NUM_RANKS)), self.rng.integers(0, 2**63, len(obs), np.uint64)
+        else:
+            draws, seeds = state_draws(obs, self.state_seed)
+        candidates = candidates_by_copies(own, mask[:, :NUM_RANKS], draws)
         if seated is None:
             policies = np.stack([policy_codes([self.rollout_policy] + [model] * (n - 1)) for model in self._models])
         else:
             policies = np.concatenate([policy_codes([self.rollout_policy]), seated])[None, :]
-        seeds = self.rng.integers(0, 2**63, size=len(obs), dtype=np.uint64)
         rules = rule_codes(rules_from_features(features))
         totals = np.zeros((len(obs), self.samples, NUM_RANKS))
         pimc_scores(
@@ -236,8 +248,23 @@ class PIMC(LeadSearch):
         means = totals.mean(axis=1)
         return np.where(candidates, means, np.nan)
 
+    def reseed(self, seed: int | None) -> None:
+        if self.state_seed is None:
+            super().reseed(seed)
+
     def __repr__(self) -> str:
-        return f"PIMC(samples={self.samples}, opponent_model={self.opponent_model!r})"
+        seeded = "" if self.state_seed is None else f", state_seed={self.state_seed}"
+        return f"PIMC(samples={self.samples}, opponent_model={self.opponent_model!r}{seeded})"
+
+
+def state_draws(obs: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(B, 13) uniform draws and (B,) world seeds, each row's a function of ``seed`` and that row's observation."""
+    draws, seeds = np.empty((len(obs), NUM_RANKS)), np.empty(len(obs), np.uint64)
+    for r, row in enumerate(np.ascontiguousarray(obs, np.float32)):
+        key = int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=8, key=str(seed).encode()).digest(), "little")
+        stream = np.random.default_rng(key)
+        draws[r], seeds[r] = stream.random(NUM_RANKS), stream.integers(0, 2**63, dtype=np.uint64)
+    return draws, seeds
 
 
 def position_counts(obs, n: int):
@@ -254,13 +281,13 @@ def fewest_led(obs: np.ndarray, n: int) -> np.ndarray:
     return np.where(obs[:, SLICES["leads"]][:, :n] > 0, fewest, NOT_LED)
 
 
-def candidates_by_copies(own: np.ndarray, legal: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-    """One representative legal rank for each number of copies held: (B, 13) bool. With ``rng`` it is drawn
-    uniformly among the ranks held that often (the one a search player leads: always the lowest would be a
-    convention its opponents exploit, see :func:`agents.numpy_actor.greedy_actions`); without, the lowest."""
+def candidates_by_copies(own: np.ndarray, legal: np.ndarray, draws: np.ndarray | None = None) -> np.ndarray:
+    """One representative legal rank for each number of copies held: (B, 13) bool. With ``draws`` ((B, 13)
+    uniform) it is drawn uniformly among the ranks held that often (the one a search player leads: always the lowest
+    would be a convention its opponents exploit, see :func:`agents.numpy_actor.greedy_actions`); without, the
+    lowest."""
     candidates = np.zeros(legal.shape, bool)
     rows = np.arange(len(own))
-    draws = None if rng is None else rng.random(legal.shape)
     for copies in range(1, CARDS_PER_RANK + 1):
         group = legal & (own == copies)
         has = group.any(axis=1)

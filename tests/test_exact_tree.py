@@ -20,6 +20,7 @@ from snipsnap_env.batch import BatchEnv
 from snipsnap_env.kernel import POLICIES, rule_codes
 from snipsnap_env.observation import SLICES, table_template
 from snipsnap_env.rules import make_rules
+from train.measure.candidates import make_candidate
 from train.measure.exact_tree import exact_agent_values, hands, walk_hand
 from train.measure.exact_walk import exact_values
 from train.measure.paired import PairedDeals, mean_ci, play_candidates
@@ -134,6 +135,31 @@ def test_the_exact_value_agrees_with_a_million_paired_deals(name, tmp_path):
     assert abs(gain - (values[name] - values["most_copies"])) < ci95, (gain, ci95, values)
     value, ci = mean_ci(chips[name])
     assert abs(value - values[name]) < ci
+
+
+def test_a_search_seeded_by_the_information_state_leads_alike_at_one_observation_whatever_else_is_asked():
+    """pimc:<samples>@<seed>: the same observation gets the same lead alone, in another batch, after a reseed —
+    a deterministic policy of the information state; another seed is another policy."""
+    obs, mask = BatchEnv(256, 3, rules="scarne:ranks=4", seed=3).reset()
+    choosing = np.flatnonzero(mask.sum(axis=1) > 1)
+    search = make_candidate("pimc:16@0", 0)
+    whole = search.act_batch(obs[choosing], mask[choosing])
+    search.reseed(99)
+    alone = [search.act_batch(obs[[r]], mask[[r]])[0] for r in choosing[:16]]
+    assert list(whole[:16]) == alone
+    assert (make_candidate("pimc:16@0", 7).act_batch(obs[choosing], mask[choosing]) == whole).all()
+    assert (make_candidate("pimc:16@1", 0).act_batch(obs[choosing], mask[choosing]) != whole).any()
+
+
+@pytest.mark.slow
+def test_a_seeded_searchs_exact_value_agrees_with_paired_deals():
+    rules, players = "scarne:ranks=4", 3
+    made = lambda: {"pimc:16@0": make_candidate("pimc:16@0", 0), "most_copies": agents.make("most_copies")}  # noqa: E731
+    values, how = exact_agent_values(made(), "random", players, rules)
+    assert "seeded by the information state" in how["pimc:16@0"]
+    chips = play_candidates(made(), ["random"], PairedDeals.draw(100_000, players, 1, 17, rules), rules, 17)
+    gain, ci95 = mean_ci(chips["pimc:16@0"] - chips["most_copies"])
+    assert abs(gain - (values["pimc:16@0"] - values["most_copies"])) < ci95, (gain, ci95, values)
 
 
 def _job(tmp_path, *argv):

@@ -22,14 +22,21 @@ def make_candidate(spec: str, seed: int, opponents: tuple[str, ...] = (), trust_
                 f"candidate {spec!r} names no model file: write ppo:<model.zip> ('ppo' alone is the shipped model)"
             )
         return agents.make("ppo", path=option or None, seed=seed, trust=trust_model)
-    if name == "pimc":
-        if colon and not (option.isascii() and option.isdigit() and 1 <= int(option) <= MAX_WORLDS):
+    if name == "pimc":  # pimc:<samples>, or pimc:<samples>@<seed>: its draws seeded by the information state
+        samples, at, state_seed = option.partition("@")
+        if colon and not (samples.isascii() and samples.isdigit() and 1 <= int(samples) <= MAX_WORLDS):
             raise ValueError(
                 f"candidate {spec!r}: the samples of pimc:<samples> must be a whole number from 1 to {MAX_WORLDS:,}, "
                 "e.g. pimc:128"
             )
+        if at and not (state_seed.isascii() and state_seed.isdigit() and int(state_seed) < 2**32):
+            raise ValueError(
+                f"candidate {spec!r}: the seed of pimc:<samples>@<seed> (its draws seeded by the information "
+                "state) must be a whole number from 0 to 2**32 - 1, e.g. pimc:128@0"
+            )
         model = opponents[0] if len(set(opponents)) == 1 and opponents[0] in POLICIES else "random"
-        return agents.make("pimc", samples=int(option or 128), opponent_model=model, seed=seed)
+        return agents.make("pimc", samples=int(samples or 128), opponent_model=model, seed=seed,
+                           state_seed=int(state_seed) if at else None)  # fmt: skip
     if is_spec(spec):  # an agent of the user's own: package.module:attr or path/to/file.py:attr
         return agents.make(spec, seed=seed)
     if colon:

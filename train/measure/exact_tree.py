@@ -173,7 +173,14 @@ def probabilities(policy, obs: np.ndarray, mask: np.ndarray, name: str) -> tuple
     none is known."""
     inner = policy.inner if isinstance(policy, UserAgent) else policy
     if isinstance(inner, LeadSearch):
-        raise UnknownProbabilities(f"{name} is a search: its leads are draws of its own, with no distribution to walk")
+        if getattr(inner, "state_seed", None) is None:
+            raise UnknownProbabilities(
+                f"{name} is a search: its leads are draws of its own, with no distribution to walk (seeded by the "
+                "information state, pimc:<samples>@<seed>, it has one)"
+            )
+        point = np.zeros(mask.shape)
+        point[np.arange(len(mask)), policy.act_batch(obs, mask)] = 1.0
+        return point, "its leads (a search seeded by the information state: one lead an observation)"
     if hasattr(inner, "logits") and getattr(inner, "deterministic", False):
         return action_probabilities(inner, obs, mask), "its greedy network's (ties uniform)"
     given = policy.lead_probabilities(obs, mask)
