@@ -23,7 +23,10 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from pathlib import Path
+
+from train.runner.results_folder import commit
 
 EXAMPLES = Path(__file__).resolve().parent
 #: each recipe at the budget and table the leaderboard trains it with: the learner among random-lead players where
@@ -84,6 +87,9 @@ def main(argv=None):
         entry["agents"].setdefault(deck, []).append(f"{stem.with_suffix('.py')}:agent")
         entry["training_seconds"].append(spent)
     (args.out / "entries.json").write_text(json.dumps(entries, indent=2) + "\n")
+    command = shlex.join(["python", "examples/leaderboard_recipes.py", *(sys.argv[1:] if argv is None else argv)])
+    made = {"command": command, "commit": commit(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    (args.out / "provenance.json").write_text(json.dumps(made, indent=1) + "\n")
     print(f"entries written to {args.out / 'entries.json'}")
 
 
