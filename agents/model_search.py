@@ -48,7 +48,7 @@ from snipsnap_env.rules import MAX_PLAYERS, MIN_PLAYERS, check_count
 
 from .base import Policy, check_masks
 from .kernel_seats import NOT_PLAYED, kernel_codes
-from .pimc import LeadSearch, _respect_caps, _sample_world, candidates_by_copies, fewest_led, position_counts
+from .pimc import LeadSearch, candidates_by_copies, fewest_led, position_counts, respect_caps, sample_world
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
 
@@ -59,8 +59,8 @@ def _sample_worlds(own, played, sizes, caps, streams, worlds):
     copies of a rank where it can), drawn from ``streams[r, w]``."""
     for r in range(worlds.shape[0]):
         for w in range(worlds.shape[1]):
-            _sample_world(own[r], played[r], sizes[r], streams[r, w : w + 1], worlds[r, w])
-            _respect_caps(worlds[r, w], caps[r], streams[r, w : w + 1], 16 * NUM_CARDS)  # no draw if none over
+            sample_world(own[r], played[r], sizes[r], streams[r, w : w + 1], worlds[r, w])
+            respect_caps(worlds[r, w], caps[r], streams[r, w : w + 1], 16 * NUM_CARDS)  # no draw if none over
 
 
 class ModelSearch(LeadSearch):

@@ -18,7 +18,7 @@ shown it lacks by passing are always finished ranks by the time of a lead, so th
 opponents' own lead choices reveal enters where the world models a seat as most_copies: a most_copies
 player who led a set holding ``c`` copies of its rank held no more of any rank then, so that seat's
 sampled hand holds no more than its fewest shown (``fewest_led`` in the observation's lead record;
-:func:`_respect_caps`). Seats modelled as random get the uniform deal given the counts above.
+:func:`respect_caps`). Seats modelled as random get the uniform deal given the counts above.
 
 Candidates. Untouched ranks that the player holds equally often are interchangeable under that belief,
 so there are at most four candidates: lead a rank held once, twice, three or four times. Which rank of a
@@ -65,7 +65,7 @@ drop_if_sources_changed(__file__)  # before numba loads this module's cache (see
 
 
 @numba.njit(cache=True, nogil=True)
-def _sample_world(own, played, sizes, rng, holding):
+def sample_world(own, played, sizes, rng, holding):
     """Seat 0 holds ``own``; the unseen cards go to seats 1.. uniformly, ``sizes[s]`` each."""
     n = sizes.shape[0]
     unseen = np.empty(sizes[1:].sum(), np.int64)
@@ -87,7 +87,7 @@ def _sample_world(own, played, sizes, rng, holding):
 
 
 @numba.njit(cache=True, nogil=True)
-def _respect_caps(holding, caps, rng, tries):
+def respect_caps(holding, caps, rng, tries):
     """Swap cards between seats 1.. until no seat ``s`` holds more than ``caps[s]`` of a rank (or ``tries``
     swaps were tried): a most_copies player who chose to lead a rank held ``c`` copies of it and no more of
     any other rank, and every rank untouched now was untouched then. A swap keeps hand sizes and the
@@ -133,13 +133,13 @@ def pimc_scores(own, played, sizes, pot, fewest_led, candidates, samples, polici
             world_rng[i] = seeds[r] ^ (np.uint64(w * world_rng.shape[0] + i) * np.uint64(0xD1B54A32D192ED03))
             uniform(world_rng[i : i + 1])
         world = np.empty((n, NUM_RANKS), np.int8)
-        _sample_world(own[r], played[r], sizes[r], world_rng[:1], world)
+        sample_world(own[r], played[r], sizes[r], world_rng[:1], world)
         kind = policies[w % policies.shape[0]]
         caps = np.full(n, CARDS_PER_RANK, np.int64)
         for s in range(1, n):
             if kind[s] == MOST_COPIES and fewest_led[r, s] < NOT_LED:
                 caps[s] = fewest_led[r, s]
-        _respect_caps(world, caps, world_rng[:1], 16 * NUM_CARDS)
+        respect_caps(world, caps, world_rng[:1], 16 * NUM_CARDS)
         holding, hand_size, done, public, deal_score, streams = new_game(n)
         for rank in range(NUM_RANKS):
             if not candidates[r, rank]:

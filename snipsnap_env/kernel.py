@@ -41,10 +41,10 @@ from .kernel_state import (
     TO_ACT,
     TURNS,
     WINNER,
-    _splitmix,
     clear_lead_record,
     inline,
     jit,
+    splitmix,
 )
 from .rules import SIX
 
@@ -105,12 +105,12 @@ def deal_from_stream(holding, hand_size, played, public, deal_score, rng, rules,
     ranks = rules[RANKS]
     size = CARDS_PER_RANK * ranks
     state = rng[0]
-    state, draw = _splitmix(state)
+    state, draw = splitmix(state)
     dealer = int(draw * n)
     for card in range(size):
         pack[card] = card % ranks
     for position in range(size - 1, 0, -1):
-        state, draw = _splitmix(state)
+        state, draw = splitmix(state)
         other = int(draw * (position + 1))
         pack[position], pack[other] = pack[other], pack[position]
     rng[0] = state
@@ -295,7 +295,7 @@ def choose_lead(holding, played, seat, policy, rng, stream, rules):
                 return r
         return -1
     if draws:
-        rng[stream], draw = _splitmix(rng[stream])
+        rng[stream], draw = splitmix(rng[stream])
         k = int(draw * total)
         for r in range(NUM_RANKS):
             if holding[seat, r] > 0:
@@ -311,7 +311,7 @@ def choose_lead(holding, played, seat, policy, rng, stream, rules):
                 best, best_score, ties = r, score, 1
             elif score == best_score:  # reservoir sampling: each tied rank equally likely
                 ties += 1
-                rng[stream], draw = _splitmix(rng[stream])
+                rng[stream], draw = splitmix(rng[stream])
                 if draw * ties < 1.0:
                     best = r
     return best

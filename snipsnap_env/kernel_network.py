@@ -26,7 +26,7 @@ from .cards import CARDS_PER_RANK, NUM_RANKS
 from .jit_cache import drop_if_sources_changed
 from .kernel import choose_lead, play_until_choice
 from .kernel_observe import observe
-from .kernel_state import TO_ACT, WINNER, _splitmix, inline, jit
+from .kernel_state import TO_ACT, WINNER, inline, jit, splitmix
 from .observation import OBS_DIM, PER_RANK, SLICES
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache)
@@ -200,7 +200,7 @@ def greedy(logits, mask, rng, stream):
     best, ties = best_and_ties(logits, mask)
     if ties <= 1:
         return best
-    rng[stream], draw = _splitmix(rng[stream])
+    rng[stream], draw = splitmix(rng[stream])
     return tied(logits, mask, best, int(draw * ties))
 
 

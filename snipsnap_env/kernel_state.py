@@ -100,7 +100,7 @@ def seed_streams(seed, count: int) -> np.ndarray:
 
 
 @inline
-def _splitmix(state):
+def splitmix(state):
     """splitmix64: the advanced state and the next float in [0, 1) it gives."""
     state += np.uint64(0x9E3779B97F4A7C15)
     z = state
@@ -113,7 +113,7 @@ def _splitmix(state):
 @inline
 def uniform(rng):
     """The next float in [0, 1) of the splitmix64 stream held in ``rng[0]``."""
-    rng[0], draw = _splitmix(rng[0])
+    rng[0], draw = splitmix(rng[0])
     return draw
 
 

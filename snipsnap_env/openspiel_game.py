@@ -199,7 +199,7 @@ class SnipSnapState(pyspiel.State):
         ]
         state = self.get_game().new_initial_state()
         state.apply_action(self.dealer)
-        for card in _pack_for(dealt, self.dealer):
+        for card in pack_for(dealt, self.dealer):
             state.apply_action(card)
         for action in self.moves:
             state.apply_action(action)
@@ -243,7 +243,7 @@ def _deal_within(cards: list[int], sizes: dict, lacks: dict, rng: np.random.Gene
     return held
 
 
-def _pack_for(hands: list[list[int]], dealer: int) -> list[int]:
+def pack_for(hands: list[list[int]], dealer: int) -> list[int]:
     """The pack order that :func:`deal_pack` deals into ``hands`` from ``dealer``."""
     n = len(hands)
     queues = [list(hand) for hand in hands]

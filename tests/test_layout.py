@@ -62,3 +62,15 @@ def test_every_package_imports_only_the_layers_below_it():
                 if module != "train" and there is not None and there > here:
                     offenders.append(f"{path.relative_to(ROOT)} imports {module}")
     assert not offenders, offenders
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name with a leading underscore is its module's own: what another module needs is named without one."""
+    offenders = []
+    for top in ("snipsnap_env", "agents", "train", "examples"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom):
+                    private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                    offenders += [f"{path.relative_to(ROOT)} imports {node.module}.{name}" for name in private]
+    assert not offenders, offenders

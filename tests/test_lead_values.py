@@ -156,7 +156,7 @@ def test_train_ppo_refuses_self_play_without_a_critic_that_ignores_rewards():
 def test_ppo_with_the_rollout_critic_learns_from_scratch_far_past_the_heuristic(tmp_path):
     """The measured claim, in small: 50,000 PPO steps with no teacher take a random network (a random lead's
     level, 1.1 chips a deal below most_copies) far past the rank-held-most-often rule at 3 players. Seeds 0-7 of
-    exactly this run gained +3.1 to +4.5 over most_copies (20,000 paired deals each, docs/speed.md 2026-12-06).
+    exactly this run gained +3.1 to +4.5 over most_copies (20,000 paired deals each, docs/history.md 2026-12-06).
     Before the rank scorer's last layer started at gain 1 (agents.rank_policy.SCORER_GAIN), 4 of those 8 seeds
     stalled at +0.4 to +1.2, the scorer saturated with every rank scored alike: the bound of +2 sits between."""
     pytest.importorskip("sb3_contrib")

@@ -58,7 +58,7 @@ def test_pimc_told_the_seated_opponents_rolls_them_out_as_that_model():
 
 
 def test_worlds_respect_what_most_copies_opponents_showed():
-    from agents.pimc import _respect_caps, _sample_world
+    from agents.pimc import respect_caps, sample_world
     from snipsnap_env.kernel import seed_streams
 
     own = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0])  # six singletons; 46 cards unseen
@@ -68,8 +68,8 @@ def test_worlds_respect_what_most_copies_opponents_showed():
     rng = seed_streams(5, 1)
     for _ in range(200):
         world = np.empty((4, 13), np.int8)
-        _sample_world(own, played, sizes, rng, world)
-        assert _respect_caps(world, caps, rng, 16 * 52)
+        sample_world(own, played, sizes, rng, world)
+        assert respect_caps(world, caps, rng, 16 * 52)
         assert (world.max(axis=1) <= caps).all()
         assert (world.sum(axis=1) == sizes).all() and (world.sum(axis=0) == 4).all()  # every card, once
         assert (world[0] == own).all()

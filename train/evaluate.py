@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 from .measure.candidates import add_variance_flag
-from .measure.evaluation import Row, _measure_into, prepare
+from .measure.evaluation import Row, measure_into, prepare
 from .runner.cli import add_flag, add_job_flags, add_table_flags, new_parser
 from .runner.job import Job, Plan
 
@@ -48,7 +48,7 @@ def check(args) -> Plan:
                    trust_model=args.trust_model)
 
     def work(folder) -> list[Row]:
-        return _measure_into(
+        return measure_into(
             folder, policies, args.opponents, args.players, args.rules, args.deals, args.seed, references, **measure
         )
 

@@ -94,7 +94,7 @@ def play_candidate(
     """The candidate's chips in every deal and its seconds per real choice."""
     import pyspiel
 
-    from snipsnap_env.openspiel_game import _pack_for
+    from snipsnap_env.openspiel_game import pack_for
 
     game = pyspiel.load_game("python_snipsnap", {"players": players, "rules": rules})
     chips, thinking, choices = np.zeros(len(deals.seats)), 0.0, 0
@@ -109,7 +109,7 @@ def play_candidate(
         state = game.new_initial_state()
         state.apply_action(int(deals.dealers[d]))
         hands = [np.flatnonzero(deals.owners[d] == s).tolist() for s in range(players)]
-        for card in _pack_for(hands, int(deals.dealers[d])):
+        for card in pack_for(hands, int(deals.dealers[d])):
             state.apply_action(card)
         while not state.is_terminal():
             player = state.current_player()

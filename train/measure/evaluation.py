@@ -166,12 +166,12 @@ def evaluate(
     if folder is None and out_dir is None:
         return _measure(policies, opponents, num_players, rules, deals, seed, references, **measure)[0][0]
     if folder is not None:
-        return _measure_into(folder, policies, opponents, num_players, rules, deals, seed, references, **measure)
+        return measure_into(folder, policies, opponents, num_players, rules, deals, seed, references, **measure)
     with results_folder(out_dir, "evaluate", settings, overwrite, argv) as opened:
-        return _measure_into(opened, policies, opponents, num_players, rules, deals, seed, references, **measure)
+        return measure_into(opened, policies, opponents, num_players, rules, deals, seed, references, **measure)
 
 
-def _measure_into(folder, policies, opponents, num_players, rules, deals, seed, references, **measure) -> list[Row]:
+def measure_into(folder, policies, opponents, num_players, rules, deals, seed, references, **measure) -> list[Row]:
     """:func:`_measure`, its tables saved into ``folder``; the rows against the first reference."""
     tables, title = _measure(policies, opponents, num_players, rules, deals, seed, references, **measure)
     save_results(tables, folder, title)

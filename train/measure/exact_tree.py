@@ -39,7 +39,7 @@ from snipsnap_env.parallelism import cores
 from snipsnap_env.rules import make_rules
 
 from .exact import UnknownProbabilities, action_probabilities
-from .exact_walk import POT, _lead_probabilities, check_exact, deal_worlds, groups_of, hands, play_led_set
+from .exact_walk import POT, check_exact, deal_worlds, groups_of, hands, lead_probabilities_at, play_led_set
 
 drop_if_sources_changed(__file__)  # before numba loads this module's cache (see jit_cache): it inlines the kernel
 
@@ -76,7 +76,7 @@ def _collect(holding, hand_size, played, public, deal_score, carry, weight, seat
                 parents[node], ranks[node] = parent, prank
     else:
         for w in range(worlds):
-            _lead_probabilities(holding[w], played[w], leader, table, rules, probs[w])
+            lead_probabilities_at(holding[w], played[w], leader, table, rules, probs[w])
     below, below_rank = (node, 0) if node >= 0 else (parent, prank)
     for rank in range(NUM_RANKS):
         members = np.flatnonzero(probs[:, rank] > 0)

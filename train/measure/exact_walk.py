@@ -133,7 +133,7 @@ def _deal_and_walk(matrices, weights, dealer, seat, table, own, rules):
 
 
 @numba.njit(cache=True, nogil=True)
-def _lead_probabilities(holding, played, seat, policy, rules, probs):
+def lead_probabilities_at(holding, played, seat, policy, rules, probs):
     """``probs[r]``: the chance that ``policy`` (a kernel code) in ``seat`` leads rank ``r`` (the kernel's
     :func:`~snipsnap_env.kernel.choose_lead` as a distribution: a forced lead, else the policy's rule — a draw
     weighted by its ``lead_score``, or its best score with ties uniform)."""
@@ -218,7 +218,7 @@ def _node(holding, hand_size, played, public, deal_score, carry, weight, seat, t
             probs[:, r] = 1.0 if holding[0, seat, r] > 0 and (forced < 0 or r == forced) else 0.0
     else:
         for w in range(worlds):
-            _lead_probabilities(holding[w], played[w], leader, own if leader == seat else table, rules, probs[w])
+            lead_probabilities_at(holding[w], played[w], leader, own if leader == seat else table, rules, probs[w])
     total, best = 0.0, -np.inf
     for rank in range(NUM_RANKS):
         members = np.flatnonzero(probs[:, rank] > 0)
