@@ -98,3 +98,18 @@ def test_an_entries_files_agents_by_deck_are_ranked_with_the_others(tmp_path):
     assert "| mine | " in (out / "leaderboard.md").read_text() and "4 s for all its runs | mine.py |" in (
         out / "leaderboard.md"
     ).read_text()
+
+
+def test_one_deck_a_work_unit_in_other_processes_gives_the_same_board(tmp_path):
+    """--workers 2: each deck walked in a process of its own (as on Ray, --ray), its agents' files named by absolute
+    path there; the same leaderboard.json as one process walking every deck."""
+    (tmp_path / "mine.py").write_text("import agents\n\nagent = agents.make('most_copies')\n")
+    flags = ["--entry", "mine=mine.py:agent", "--entry", "r=random fewest_copies", "--decks", "3x3", "4x3",
+             "--no-progress"]  # fmt: skip
+    boards = []
+    for out, extra in (("here", []), ("processes", ["--workers", "2"])):
+        done = subprocess.run([sys.executable, "-m", "train.leaderboard", *flags, *extra, "--out", out], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        boards.append((tmp_path / out / "leaderboard.json").read_bytes())
+    assert boards[0] == boards[1]

@@ -31,6 +31,7 @@ from .measure.exact_walk import check_exact
 from .measure.over_seeds import summary
 from .runner.cli import add_flag, add_job_flags, new_parser, refuse_repeats, seed_value
 from .runner.job import Job, Plan, Refusal
+from .runner.units import InProcess, add_ray_flags, require_ray, start_runner
 
 DECKS = ("4x3", "5x3", "4x4")
 ANY = "*"  # an entry's agents given for every deck (--entry), beside those trained for one (--from-seeds)
@@ -122,6 +123,7 @@ def parser() -> argparse.ArgumentParser:
     add_flag(job, "opponents", help="the table: one policy the kernel plays, in every other seat")
     add_flag(job, "rules", help="the rules the decks are cut from (each deck adds its ranks=K)")
     job.add_argument("--bootstrap-seed", type=seed_value, default=0, help="seed of the bootstrap's resamples")
+    add_ray_flags(job)
     add_job_flags(job, "leaderboard.md/.json")
     return job
 
@@ -180,8 +182,12 @@ def check(args) -> Plan:
                 "opponents": args.opponents, "bootstrap_seed": args.bootstrap_seed,
                 "models": model_files(policies)}  # fmt: skip
 
+    require_ray(args)
+    runner = start_runner(args)
+
     def work(folder) -> dict:
-        document = board(entries, policies, decks, args.opponents[0], args.bootstrap_seed)
+        values = None if isinstance(runner, InProcess) else deck_values_on(runner, entries, decks, args)
+        document = board(entries, policies, decks, args.opponents[0], args.bootstrap_seed, values)
         markdown = format_markdown(document, args.opponents[0])
         folder.write(folder.path / "leaderboard.json", lambda p: p.write_text(json.dumps(document, indent=2)))
         folder.write(folder.path / "leaderboard.md", lambda p: p.write_text(markdown))
@@ -189,7 +195,7 @@ def check(args) -> Plan:
         print(f"results written to {folder.path}")
         return document
 
-    return Plan(work, settings, args.out, args.overwrite)
+    return Plan(work, settings, args.out, args.overwrite, close=runner.close)
 
 
 def agents_at(e: dict, deck: str) -> list[str]:
@@ -197,15 +203,48 @@ def agents_at(e: dict, deck: str) -> list[str]:
     return e["agents"].get(deck, e["agents"].get(ANY, []))
 
 
-def board(entries: dict, policies: dict, decks, table: str, bootstrap_seed: int) -> dict:
+def deck_values(specs: dict, trust_model: bool, table: str, players: int, rules: str) -> dict:
+    """A work unit: the exact value of each agent of ``specs`` (spec → the spec made where the unit runs: its
+    files' absolute paths) on one deck, and the optimum's, keyed by spec."""
+    policies = made(list(specs.values()), trust_model, [(rules, players)])
+    values, _ = exact_agent_values({spec: policies[where] for spec, where in specs.items()}, table, players, rules)
+    return values
+
+
+def deck_values_on(runner, entries: dict, decks, args) -> dict:
+    """Each deck's exact values, one work unit a deck on ``runner`` (processes, Ray)."""
+    handles = {}
+    for text, rules, players in decks:
+        specs = {spec: absolute(spec) for e in entries.values() for spec in agents_at(e, text)}
+        handle = runner.submit(deck_values, specs, args.trust_model, args.opponents[0], players, rules)
+        handles[handle] = text
+    return {handles[handle]: values for handle, values in runner.results(list(handles))}
+
+
+def absolute(spec: str) -> str:
+    """``spec`` with its file's path made absolute (``ppo:<file>``, ``<file>.py:attr``), for a worker whose working
+    folder is not this one's; names as they are."""
+    kind, colon, rest = spec.partition(":")
+    if kind == "ppo" and rest:
+        return f"ppo:{Path(rest).expanduser().resolve()}"
+    if colon and kind.endswith(".py"):
+        return f"{Path(kind).expanduser().resolve()}:{rest}"
+    return spec
+
+
+def board(entries: dict, policies: dict, decks, table: str, bootstrap_seed: int, values_by_deck=None) -> dict:
     """Each entry's regret at each deck it has agents for (each seed's, mean, IQM and interval), ranked by the mean
-    of its IQMs (the entries on every deck first)."""
+    of its IQMs (the entries on every deck first); ``values_by_deck`` (deck → exact values), where given, walked
+    elsewhere (work units), else walked here."""
     rows = {name: {"settings": e["settings"], "training_seconds": e["training_seconds"], "decks": {}}
             for name, e in entries.items()}  # fmt: skip
     optima = {}
     for text, rules, players in decks:
-        here = {spec: policies[spec] for e in entries.values() for spec in agents_at(e, text)}
-        values, _ = exact_agent_values(here, table, players, rules)
+        if values_by_deck is not None:
+            values = values_by_deck[text]
+        else:
+            here = {spec: policies[spec] for e in entries.values() for spec in agents_at(e, text)}
+            values, _ = exact_agent_values(here, table, players, rules)
         optima[text] = values["optimum"]
         for name, e in entries.items():
             if agents_at(e, text):
