@@ -188,6 +188,10 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self._last_events = events + (self._play_forced() if self.auto_forced else [])
+        while self.auto_forced and match.over and options.get("hands") is None:
+            # a match with no real choice in it (small decks at 4+ players): nobody decides anything there, and the
+            # libraries' AEC adapters (TorchRL's, Tianshou's) step the selected agent after reset, dead or not
+            self._last_events = match.start(self._rng, dealer=options.get("dealer")) + self._play_forced()
         self.agent_selection = self.possible_agents[match.deal.to_act]
         # Chips moved before anyone acts (ante, forced turns) are paid out as rewards with the first step,
         # so every reward that last() reports is one an agent saw arrive after a step; only a match that

@@ -113,6 +113,21 @@ def test_auto_forced_gives_the_same_chips_as_playing_forced_turns_by_hand():
         assert results[0] == results[1]
 
 
+def test_auto_forced_never_starts_a_match_that_is_already_over():
+    """On 4 ranks at 4 players (four cards each) some deals hold no real choice: auto_forced deals the next one, so
+    after reset an agent acts (TorchRL's and Tianshou's adapters step the selected agent, dead or not)."""
+    env = snipsnap_env.env(num_players=4, rules="scarne:ranks=4", auto_forced=True)
+    plain = snipsnap_env.env(num_players=4, rules="scarne:ranks=4", auto_forced=True)
+    skipped = 0
+    for seed in range(300):
+        env.reset(seed=seed)
+        assert env.agents and not any(env.terminations.values())
+        assert env.observe(env.agent_selection)["action_mask"].sum() >= 2
+        plain.unwrapped.match.start(np.random.default_rng(seed))
+        skipped += plain.unwrapped._play_forced() is not None and plain.unwrapped.match.over
+    assert skipped > 0  # the deck makes such deals: the test sees the case it is about
+
+
 def test_auto_forced_can_play_a_whole_given_deal_at_reset():
     hands = hands_from_names(3, {0: "AC", 1: "2C"}, rest=2)  # seat 0 leads its only card and is out
     env = snipsnap_env.env(num_players=3, auto_forced=True)
