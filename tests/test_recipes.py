@@ -4,6 +4,7 @@ project's paired-deal evaluation of what it trained. A recipe whose library is m
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 from pathlib import Path
 
@@ -193,3 +194,24 @@ def test_a_recipes_seed_out_of_numpys_range_is_refused_before_any_work(name, lib
     with pytest.raises(SystemExit) as refused:
         module.main(["--seed", str(10**12)])
     assert refused.value.code == 2 and "a whole number from 0 to 4,294,967,295" in capsys.readouterr().err
+
+
+def test_the_leaderboards_recipe_runs_write_entries_the_leaderboard_takes(tmp_path, monkeypatch):
+    """examples/leaderboard_recipes.py on a tiny budget: each run's agent kept, entries.json as train.leaderboard
+    --entries reads it (agents by deck, settings, seconds), provenance beside it; a rerun trains nothing again."""
+    from train.leaderboard import from_file
+
+    module = recipe("leaderboard_recipes", "torch")
+    monkeypatch.setitem(module.RECIPES, "cleanrl_ppo", ["--total-timesteps", "512", "--num-envs", "2",
+                                                        "--num-steps", "128", "--opponents", "random"])  # fmt: skip
+    argv = ["--out", str(tmp_path), "--recipes", "cleanrl_ppo", "--decks", "4x3", "--seeds", "0", "1"]
+    module.main(argv)
+    entries = from_file(tmp_path / "entries.json")
+    agents_4x3 = entries["cleanrl_ppo"]["agents"]["4x3"]
+    assert agents_4x3 == [f"{tmp_path}/cleanrl_ppo/4x3_s{seed}.py:agent" for seed in (0, 1)]
+    assert len(entries["cleanrl_ppo"]["training_seconds"]) == 2
+    assert "--total-timesteps 512" in entries["cleanrl_ppo"]["settings"]
+    assert json.loads((tmp_path / "provenance.json").read_text())["command"].startswith("python examples/")
+    kept = (tmp_path / "cleanrl_ppo" / "4x3_s0.npz").stat().st_mtime_ns
+    module.main(argv)
+    assert (tmp_path / "cleanrl_ppo" / "4x3_s0.npz").stat().st_mtime_ns == kept
