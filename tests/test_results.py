@@ -180,7 +180,12 @@ def test_the_leaderboard_replays_from_its_kept_models():
 
     document = committed("leaderboard", "leaderboard.json")
     settings = committed("leaderboard", "args.json")
-    here = lambda spec: f"ppo:{RESULTS.parent.parent / spec[4:]}" if spec.startswith("ppo:docs/") else spec  # noqa: E731
+
+    def here(spec: str) -> str:  # a kept model's or agent file's path, from the repository wherever the tests run
+        if spec.startswith("ppo:docs/"):
+            return f"ppo:{RESULTS.parent.parent / spec[4:]}"
+        return str(RESULTS.parent.parent / spec) if spec.startswith("docs/") else spec
+
     kept = {"*", "4x3"}
     entries = {name: {**e, "agents": {d: [here(s) for s in g] for d, g in e["agents"].items() if d in kept}}
                for name, e in settings["entries"].items()}  # fmt: skip
