@@ -308,3 +308,28 @@ def test_sigkill_of_the_job_alone_leaves_no_worker_running_and_the_rerun_finishe
     rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert (out / "results.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_sigterm_of_the_job_starts_no_further_unit_in_its_workers(tmp_path):
+    """SIGTERM to the job while two workers train three seeds: the two keep their checkpoints and their processes
+    end; the third seed, which the pool had handed a worker ahead of time, is never started (no run folder)."""
+    recipe = seeds.TINY.replace("--total-timesteps 256", "--total-timesteps 8192")
+    flags = ["--recipe", recipe, "--seeds", "0", "1", "2", "--players", "3", "--deals", "40", "--references", "random",
+             "--workers", "2"]  # fmt: skip
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    command = [sys.executable, "-m", "train.seeds", *flags, "--runs", str(runs), "--out", str(out), "--no-progress"]
+    job = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (_trusted_checkpoint(runs, "seeds_tiny_s0_*") and _trusted_checkpoint(runs, "seeds_tiny_s1_*")):
+            assert job.poll() is None and time.monotonic() < deadline, "the job ended before it was stopped"
+            time.sleep(0.05)
+        job.terminate()
+        job.wait(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode != 0
+    assert not list(runs.glob("seeds_tiny_s2_*")), "the third seed started after the job was stopped"

@@ -51,6 +51,7 @@ class InProcess:
 
 
 _unit_running = False  # in a process of InProcesses: whether a unit is running (SIGTERM's meaning depends on it)
+_stopped = False  # ... and whether the job stopped it (SIGTERM) during a unit: it then takes no other
 
 
 def _worker_sigterm(signum, frame) -> None:
@@ -59,6 +60,8 @@ def _worker_sigterm(signum, frame) -> None:
     ends, quietly (an idle worker stopped by the job's end has nothing to keep, and nothing to report)."""
     from .cli import on_sigterm
 
+    global _stopped
+    _stopped = True
     if _unit_running:
         on_sigterm(signum, frame)
     raise SystemExit(143)
@@ -99,8 +102,12 @@ def _worker_started(threads: int) -> None:
 
 
 def _run_unit(function, *args):
-    """One unit in a process of :class:`InProcesses`, marked as running while it runs."""
+    """One unit in a process of :class:`InProcesses`, marked as running while it runs; none in a process the job
+    stopped during an earlier one (the pool hands each process the next unit ahead of time: it would start training
+    after the job was told to stop), which then ends."""
     global _unit_running
+    if _stopped:
+        os._exit(143)
     _unit_running = True
     try:
         return function(*args)
