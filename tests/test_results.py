@@ -34,6 +34,9 @@ RECORDS |= {"exploit_small_deck", "exploit_small_deck_learned", "exploit_small_d
 # train.seeds: trained runs, records of their commit (the exact optimum in them is replayed by test_exact_walk)
 RECORDS |= {"seeds_main_range", "seeds_budgets", "seeds_small_deck_r4", "seeds_small_deck_r5", "seeds_small_deck_r6"}
 RECORDS |= {"seeds_small_deck_r4_more", "seeds_small_deck_r4_self", "seeds_budgets_own_copies"}
+# the library recipes' trained agents (examples/leaderboard_recipes.py): a record of its commit, whose agents the
+# leaderboard's replay values again
+RECORDS |= {"leaderboard_agents"}
 FIGURES = ("chips_per_deal", "ci95", "diff_vs_reference", "diff_ci95", "deals")
 
 pytest.importorskip("sb3_contrib")
