@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+from .measure.exact_walk import deck
 from .measure.speed import add_json_flags, check_json, save_json
 from .runner.cli import add_flag, new_parser, refuse_repeats
 from .runner.job import Job, Plan, Refusal
@@ -27,14 +28,6 @@ def fewest_lowest(observation) -> int:
     hand = np.rint(observation["observation"][:13] * 4)
     legal = np.flatnonzero(observation["action_mask"][:13])
     return 13 if len(legal) == 0 else int(legal[np.argmin(hand[legal])])
-
-
-def deck(text: str) -> tuple[int, int]:
-    """``KxN`` as (ranks, players), or a ValueError naming the form."""
-    ranks, _, players = text.partition("x")
-    if not (ranks.isdigit() and players.isdigit()):
-        raise ValueError(f"a deck is <ranks>x<players>, e.g. 4x3; got {text!r}")
-    return int(ranks), int(players)
 
 
 def parser():

@@ -27,7 +27,7 @@ from snipsnap_env.rules import make_rules
 
 from .measure.candidates import made, model_files
 from .measure.exact_tree import check_has_exact_value, exact_agent_values
-from .measure.exact_walk import check_exact
+from .measure.exact_walk import check_exact, deck
 from .measure.over_seeds import summary
 from .runner.cli import add_flag, add_job_flags, new_parser, refuse_repeats, seed_value
 from .runner.job import Job, Plan, Refusal
@@ -35,14 +35,6 @@ from .runner.units import InProcess, add_ray_flags, require_ray, start_runner
 
 DECKS = ("4x3", "5x3", "4x4")
 ANY = "*"  # an entry's agents given for every deck (--entry), beside those trained for one (--from-seeds)
-
-
-def deck(text: str) -> tuple[int, int]:
-    """``KxN`` as (ranks, players), or a ValueError naming the form."""
-    ranks, _, players = text.partition("x")
-    if not (ranks.isdigit() and players.isdigit()):
-        raise ValueError(f"a deck is <ranks>x<players>, e.g. 4x3; got {text!r}")
-    return int(ranks), int(players)
 
 
 def entry(text: str) -> tuple[str, tuple[str, ...]]:

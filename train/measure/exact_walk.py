@@ -49,6 +49,14 @@ BEST = -1  # in place of a policy code: the best response
 PUBLIC_SIZE = len(PUBLIC)
 
 
+def deck(text: str) -> tuple[int, int]:
+    """A small deck named ``KxN`` (K ranks at N players) as (ranks, players), or a ValueError naming the form."""
+    ranks, _, players = text.partition("x")
+    if not (ranks.isdigit() and players.isdigit()):
+        raise ValueError(f"a deck is <ranks>x<players>, e.g. 4x3; got {text!r}")
+    return int(ranks), int(players)
+
+
 def check_exact(opponents, num_players: int, rules) -> None:
     """A :class:`NoExactAnswer` (a ValueError, so a job's refusal) naming why the exact values cannot be had: the
     opponents are not one policy the kernel plays, or the deck has too many deals to walk."""
